@@ -1,0 +1,1 @@
+"""Reader: pcap/pcapng (+gzip/zstd) bytes → columnar packet table. Pure; no I/O beyond what it is given."""

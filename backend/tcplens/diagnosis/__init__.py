@@ -1,0 +1,1 @@
+"""Diagnosis: flow arrays and metrics → findings, one rule per module. Pure."""
