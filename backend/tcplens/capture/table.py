@@ -1,0 +1,130 @@
+"""The columnar packet table: one row per captured packet, one numpy array per field.
+
+This is the contract between the reader (``tcplens.capture``) and the TCP analysis
+(``tcplens.tcp``). Every array has length ``n`` (the number of packets in the file,
+including packets that are not TCP), except the 2-D ones, whose first axis is ``n``.
+
+Absent values use explicit sentinels, never a silent 0 that could be a real value:
+``mss == -1``, ``wscale == -1`` (option absent), ``has_ts == False``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+# status bit flags (``PacketTable.status``)
+PARSED = np.uint8(1)  # link + network + transport headers decoded
+TRUNCATED = np.uint8(2)  # captured length < what the headers say (snaplen); payload sizes still exact
+FRAGMENT = np.uint8(4)  # IPv4/IPv6 fragment; only the first fragment is parsed, later ones never as TCP
+NOT_TCP = np.uint8(8)  # not a TCP segment (UDP, ARP, ICMP, other link type, ...)
+MALFORMED = np.uint8(16)  # headers inconsistent (bad lengths): counted, not analysed
+UNSUPPORTED_LINK = np.uint8(32)  # link type we do not decode: counted and skipped
+
+# TCP flag bits (``PacketTable.tcp_flags``), RFC 9293 §3.1 plus RFC 3168 ECE/CWR
+FIN = 0x01
+SYN = 0x02
+RST = 0x04
+PSH = 0x08
+ACK = 0x10
+URG = 0x20
+ECE = 0x40
+CWR = 0x80
+
+MAX_SACK_BLOCKS = 4  # RFC 2018: at most 4 blocks fit in 40 option bytes
+
+U8 = npt.NDArray[np.uint8]
+U16 = npt.NDArray[np.uint16]
+U32 = npt.NDArray[np.uint32]
+I8 = npt.NDArray[np.int8]
+I32 = npt.NDArray[np.int32]
+I64 = npt.NDArray[np.int64]
+B = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class PacketTable:
+    """Packets of one capture as columns. Row ``i`` is frame ``frame[i]`` (1-based, as Wireshark)."""
+
+    frame: U32  # 1-based position in the file, as Wireshark numbers frames
+    ts_ns: I64  # absolute timestamp, ns since the Unix epoch (if_tsoffset applied)
+    interface: U16  # pcapng interface id (0 for pcap)
+    link_type: U16  # LINKTYPE_* of the interface
+    caplen: U32  # bytes captured
+    origlen: U32  # bytes on the wire
+    status: U8  # bit set of PARSED, TRUNCATED, FRAGMENT, NOT_TCP, MALFORMED, UNSUPPORTED_LINK
+    ip_version: U8  # 0 (none), 4 or 6
+    src_addr: U8  # shape (n, 16): IPv6, or IPv4 as IPv4-mapped IPv6 (::ffff:a.b.c.d)
+    dst_addr: U8  # shape (n, 16)
+    ip_proto: U8  # IP protocol number of the transport header (6 TCP, 17 UDP), 0 if none
+    ip_total_len: U32  # IPv4 total length / IPv6 payload length + 40, from the header
+    src_port: U16
+    dst_port: U16
+    tcp_seq: U32
+    tcp_ack: U32
+    tcp_flags: U16  # FIN..CWR (+ NS as 0x100)
+    tcp_window: U16  # raw window field, unscaled
+    tcp_hdr_len: U8  # TCP header length in bytes
+    tcp_payload_len: U32  # from the IP length, not the captured length
+    mss: I32  # MSS option, -1 if absent
+    wscale: I8  # window-scale shift option, -1 if absent
+    sack_perm: B  # SACK-permitted option present
+    sack_count: U8  # number of SACK blocks (0..4)
+    sack_left: U32  # shape (n, MAX_SACK_BLOCKS)
+    sack_right: U32  # shape (n, MAX_SACK_BLOCKS)
+    has_ts: B  # timestamps option present
+    ts_val: U32
+    ts_ecr: U32
+
+    def __len__(self) -> int:
+        return int(self.frame.shape[0])
+
+    def take(self, index: npt.NDArray[Any]) -> PacketTable:
+        """Rows selected by a boolean mask or an integer index, as a new table."""
+        return PacketTable(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
+
+
+@dataclass(frozen=True)
+class DnsTable:
+    """DNS messages over UDP port 53 (few per capture, so names are Python strings)."""
+
+    packet_index: I64  # row in the PacketTable
+    dns_id: U16
+    is_response: B
+    rcode: U8
+    qtype: U16  # type of the first question (1 A, 28 AAAA, 12 PTR, ...)
+    qname: npt.NDArray[np.object_]  # first question name, dotted, without the trailing dot
+    answer_addrs: tuple[tuple[str, ...], ...] = field(default=())  # A/AAAA answers, textual
+
+
+@dataclass(frozen=True)
+class CaptureInfo:
+    """Capture-level facts, as in DESIGN.md's ``capture`` object."""
+
+    format: str  # "pcap" | "pcapng"
+    compression: str | None  # None | "gzip" | "zstd"
+    packets: int
+    link_types: tuple[int, ...]
+    first_ts_ns: int | None
+    last_ts_ns: int | None
+    truncated: bool  # the file ends inside a record
+    warnings: tuple[str, ...]
+    comments: tuple[str, ...] = ()
+
+    @property
+    def duration_s(self) -> float:
+        if self.first_ts_ns is None or self.last_ts_ns is None:
+            return 0.0
+        return (self.last_ts_ns - self.first_ts_ns) / 1e9
+
+
+@dataclass(frozen=True)
+class Capture:
+    """A read capture: its packets, its DNS messages and its facts."""
+
+    packets: PacketTable
+    dns: DnsTable
+    info: CaptureInfo
