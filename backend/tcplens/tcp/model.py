@@ -1,0 +1,278 @@
+"""The TCP analysis result: frozen dataclasses of numpy arrays.
+
+This is what the graphs draw and what the diagnosis reasons on. Everything is columnar: one
+row per flow, per packet of a flow, per RTT sample, per zero-window span, per idle gap. Rows of
+different flows live in the same arrays; a ``flow`` column (0-based row in :class:`Flows`, so
+``flow + 1`` is the user-facing flow id) ties them together, and :class:`Segments` is sorted by
+``(flow, direction, frame)`` with CSR ``offsets`` so that one direction of one flow is a
+contiguous slice.
+
+Conventions
+-----------
+* Directions: ``CLIENT_TO_SERVER == 0``, ``SERVER_TO_CLIENT == 1``. The client is the side that
+  sent the SYN, else the side that sent the flow's first packet (DESIGN.md).
+* Times are ``int64`` nanoseconds since the Unix epoch, like ``PacketTable.ts_ns``;
+  :attr:`TcpAnalysis.capture_start_ns` is the capture's first packet, the origin of every
+  ``*_s`` number in the JSON output.
+* Sequence numbers are *relative and unwrapped* (``int64``): 0 is the direction's ISN when its
+  SYN was seen (so the first data byte is 1, as Wireshark shows it), else the first seen
+  sequence number minus one (Wireshark, bug 1542). ``ack`` and SACK edges are relative to the
+  *other* direction's ISN, so ``ack`` can be compared directly with the reverse direction's
+  ``seq``. Unwrapping follows RFC 1982 serial arithmetic: consecutive values of one direction
+  are assumed to be less than 2**31 apart.
+* Absent values use explicit sentinels, never a silent 0: ``-1`` for absent times, frames,
+  window scales, MSS and handshake RTTs; :data:`UNKNOWN` for an ``int64`` quantity that cannot
+  be known (e.g. window headroom when the window scale was not captured).
+
+Example
+-------
+>>> from tcplens.tcp.model import FAST_RETRANSMISSION, RETRANSMISSION, event_names
+>>> event_names(RETRANSMISSION | FAST_RETRANSMISSION)
+['retransmission', 'fast_retransmission']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+U8 = npt.NDArray[np.uint8]
+U16 = npt.NDArray[np.uint16]
+U32 = npt.NDArray[np.uint32]
+I8 = npt.NDArray[np.int8]
+I32 = npt.NDArray[np.int32]
+I64 = npt.NDArray[np.int64]
+F64 = npt.NDArray[np.float64]
+B = npt.NDArray[np.bool_]
+
+CLIENT_TO_SERVER = 0
+SERVER_TO_CLIENT = 1
+
+#: Sentinel for an ``int64`` quantity that cannot be known from the capture.
+UNKNOWN = np.iinfo(np.int64).min
+
+#: Wireshark's ``tcp.analysis.*`` expert names (DESIGN.md EVENT). Bit ``i`` of
+#: :attr:`Segments.events` is ``EVENT_NAMES[i]``. As in Wireshark, a fast or spurious
+#: retransmission also carries ``retransmission``.
+EVENT_NAMES: tuple[str, ...] = (
+    "retransmission",
+    "fast_retransmission",
+    "spurious_retransmission",
+    "out_of_order",
+    "lost_segment",
+    "ack_lost_segment",
+    "duplicate_ack",
+    "zero_window",
+    "zero_window_probe",
+    "zero_window_probe_ack",
+    "window_full",
+    "window_update",
+    "keep_alive",
+    "keep_alive_ack",
+)
+RETRANSMISSION = 1 << 0
+FAST_RETRANSMISSION = 1 << 1
+SPURIOUS_RETRANSMISSION = 1 << 2
+OUT_OF_ORDER = 1 << 3
+LOST_SEGMENT = 1 << 4
+ACK_LOST_SEGMENT = 1 << 5
+DUPLICATE_ACK = 1 << 6
+ZERO_WINDOW = 1 << 7
+ZERO_WINDOW_PROBE = 1 << 8
+ZERO_WINDOW_PROBE_ACK = 1 << 9
+WINDOW_FULL = 1 << 10
+WINDOW_UPDATE = 1 << 11
+KEEP_ALIVE = 1 << 12
+KEEP_ALIVE_ACK = 1 << 13
+
+#: RTT sample kinds (:attr:`RttSamples.kind`).
+RTT_DATA_ACK = 0  # data segment → the ACK that first covers it (Karn's rule, SACK-aware)
+RTT_TIMESTAMP = 1  # first segment carrying a TSval → first reverse segment echoing it (RFC 7323)
+RTT_HANDSHAKE_SYN = 2  # SYN → SYN/ACK: the round trip between the capture point and the server
+RTT_HANDSHAKE_SYNACK = 3  # SYN/ACK → ACK: the round trip between the capture point and the client
+RTT_KIND_NAMES: tuple[str, ...] = ("data_ack", "timestamp", "handshake_syn", "handshake_synack")
+
+#: Where the capture was taken relative to the two ends (:attr:`Flows.vantage`).
+VANTAGE_UNKNOWN = 0
+VANTAGE_NEAR_CLIENT = 1
+VANTAGE_NEAR_SERVER = 2
+VANTAGE_MIDDLE = 3
+VANTAGE_NAMES: tuple[str, ...] = ("unknown", "near_client", "near_server", "middle")
+
+
+def event_names(bits: int) -> list[str]:
+    """The EVENT names set in one ``events`` bit mask, in :data:`EVENT_NAMES` order."""
+    return [name for i, name in enumerate(EVENT_NAMES) if bits >> i & 1]
+
+
+@dataclass(frozen=True)
+class Flows:
+    """One row per TCP connection instance (a 5-tuple can hold several, split at a new SYN).
+
+    Rows are in order of each flow's first packet; ``id`` is the 1-based row number.
+    """
+
+    id: I64  # 1-based, in order of the flow's first packet (DESIGN.md)
+    ip_version: U8  # 4 or 6
+    client_addr: U8  # shape (F, 16), IPv4 as IPv4-mapped IPv6 like PacketTable
+    client_port: U16
+    server_addr: U8  # shape (F, 16)
+    server_port: U16
+    client_from_syn: B  # the client was identified by its SYN (else: by sending first)
+    first_frame: U32
+    start_ns: I64  # first packet of the flow
+    end_ns: I64  # last packet of the flow
+    packets: I64  # TCP packets of the flow, both directions
+    packets_c2s: I64
+    packets_s2c: I64
+    bytes_c2s: I64  # unique TCP payload bytes (highest end - lowest start), client → server
+    bytes_s2c: I64
+    retransmissions_c2s: I64  # segments flagged ``retransmission``
+    retransmissions_s2c: I64
+    syn_ns: I64  # last SYN before the SYN/ACK (the one the server answered), -1 if not seen
+    synack_ns: I64  # first SYN/ACK, -1 if not seen
+    handshake_ack_ns: I64  # the client's first ACK after the SYN/ACK, -1 if not seen
+    handshake_syn_rtt_ns: I64  # SYN → SYN/ACK, -1 if not measurable (RTT_HANDSHAKE_SYN)
+    handshake_synack_rtt_ns: I64  # SYN/ACK → ACK, -1 if not measurable (RTT_HANDSHAKE_SYNACK)
+    # Shift applied to the windows each side advertises (RFC 7323 §2): 0..14 when the handshake
+    # was captured (0 when scaling was not negotiated), -1 when unknown (handshake not captured).
+    # Unknown is never silently taken as 0: windows of that side are then left unscaled and
+    # every window-derived quantity says UNKNOWN.
+    window_scale_client: I8
+    window_scale_server: I8
+    mss_client: I32  # MSS option of the client's SYN, -1 if absent/not captured
+    mss_server: I32  # MSS option of the server's SYN/ACK, -1 if absent/not captured
+    sack_permitted: B  # both SYN and SYN/ACK carried SACK-permitted (RFC 2018)
+    timestamps: B  # both directions carry the timestamps option (RFC 7323)
+    fin_seen: B
+    rst_seen: B
+    vantage: U8  # VANTAGE_* code: where the capture point sits between client and server
+
+    def __len__(self) -> int:
+        return int(self.id.shape[0])
+
+    @property
+    def handshake_rtt_ns(self) -> I64:
+        """SYN → SYN/ACK → ACK as seen at the capture point, -1 where either half is unknown."""
+        both = (self.handshake_syn_rtt_ns >= 0) & (self.handshake_synack_rtt_ns >= 0)
+        total: I64 = np.where(both, self.handshake_syn_rtt_ns + self.handshake_synack_rtt_ns, -1)
+        return total
+
+
+@dataclass(frozen=True)
+class Segments:
+    """Every TCP packet of every flow, sorted by ``(flow, direction, frame)``.
+
+    ``offsets`` (length ``2 * n_flows + 1``) delimits the slices: the packets that
+    ``direction`` ``d`` of flow row ``f`` sent are rows ``offsets[2f + d] : offsets[2f + d + 1]``.
+    Per-packet analysis results (``events``, ``bytes_in_flight``, ``window_headroom``) are
+    columns here too, so a slice is everything a time-sequence graph needs.
+    """
+
+    offsets: I64
+    flow: I32  # 0-based row in Flows
+    direction: U8  # CLIENT_TO_SERVER / SERVER_TO_CLIENT
+    packet_index: I64  # row in the PacketTable
+    frame: U32  # 1-based frame number, as Wireshark
+    time_ns: I64
+    seq: I64  # relative, unwrapped (see module doc); SYN at 0, first data byte at 1
+    payload_len: I64  # TCP payload bytes (from IP lengths, so exact under a snaplen)
+    ack: I64  # relative to the other direction's ISN; meaningful when flags & ACK
+    window: I64  # advertised receive window in bytes, scaled (raw if the scale is unknown)
+    flags: U16  # TCP flags as in PacketTable.tcp_flags
+    sack_count: U8  # 0..4 SACK blocks
+    sack_left: I64  # shape (m, 4), relative to the other direction's ISN like ``ack``
+    sack_right: I64  # shape (m, 4)
+    has_ts: B
+    ts_val: U32
+    ts_ecr: U32
+    events: U32  # bit set over EVENT_NAMES (Wireshark's tcp.analysis flags)
+    # Bytes sent and not yet acknowledged after this data segment left, minus what the
+    # receiver reported holding in SACK blocks (Wireshark ignores SACK here). -1 if not a data
+    # segment or not measurable (e.g. after a capture gap, as Wireshark's valid_bif).
+    bytes_in_flight: I64
+    # Receiver's last advertised right edge (ack + window) minus this segment's end: how much
+    # more the sender could have sent. UNKNOWN for non-data segments or unknown window scale.
+    window_headroom: I64
+
+    def __len__(self) -> int:
+        return int(self.frame.shape[0])
+
+    def slice_of(self, flow: int, direction: int) -> slice:
+        """Rows of one direction of one flow (``flow`` is the 0-based row)."""
+        k = 2 * flow + direction
+        return slice(int(self.offsets[k]), int(self.offsets[k + 1]))
+
+    @property
+    def end_seq(self) -> I64:
+        """Sequence number after the segment: payload plus one for SYN and FIN (RFC 9293)."""
+        syn_or_fin: I64 = ((self.flags & 0x03) != 0).astype(np.int64)
+        return self.seq + self.payload_len + syn_or_fin
+
+
+@dataclass(frozen=True)
+class RttSamples:
+    """Round-trip time samples of all flows, sorted by ``(flow, time_ns)``."""
+
+    flow: I32
+    direction: U8  # direction of the data (or SYN / TSval) being timed
+    kind: U8  # RTT_* code
+    time_ns: I64  # when the sample completed (the acknowledging / echoing packet)
+    rtt_ns: I64
+    frame: U32  # the acknowledging / echoing frame
+    sent_frame: U32  # the frame being timed
+
+    def __len__(self) -> int:
+        return int(self.frame.shape[0])
+
+
+@dataclass(frozen=True)
+class ZeroWindowSpans:
+    """Time during which one side advertised a zero receive window (RFC 9293 §3.8.6.1)."""
+
+    flow: I32
+    direction: U8  # direction of the packets advertising zero (the stalled receiver's side)
+    start_ns: I64  # first zero-window advertisement
+    end_ns: I64  # first non-zero advertisement after it, or the side's last packet
+    start_frame: U32
+    end_frame: U32
+    reopened: B  # a non-zero window followed (False: the flow ended still closed)
+
+    def __len__(self) -> int:
+        return int(self.flow.shape[0])
+
+
+@dataclass(frozen=True)
+class IdleGaps:
+    """Intervals in which a flow carried no packet in either direction.
+
+    A gap counts when it exceeds both :data:`IDLE_GAP_MIN_NS` and ``IDLE_GAP_RTTS`` times the
+    flow's median RTT, so a round trip of waiting for an ACK is not "idle".
+    """
+
+    flow: I32
+    start_ns: I64  # time of the packet before the gap
+    end_ns: I64  # time of the packet after the gap
+    start_frame: U32
+    end_frame: U32
+
+    def __len__(self) -> int:
+        return int(self.flow.shape[0])
+
+
+IDLE_GAP_MIN_NS = 200_000_000
+IDLE_GAP_RTTS = 2.0
+
+
+@dataclass(frozen=True)
+class TcpAnalysis:
+    """Everything the TCP analysis derives from one capture's packet table."""
+
+    capture_start_ns: int  # the capture's first packet (origin of the JSON ``*_s`` numbers)
+    flows: Flows
+    segments: Segments
+    rtt: RttSamples
+    zero_windows: ZeroWindowSpans
+    idle_gaps: IdleGaps
