@@ -1,1 +1,1 @@
-
+"""HTTP only: routers, dependencies and schemas. Business rules live in ``tcplens.services``."""

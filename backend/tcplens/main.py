@@ -1,0 +1,59 @@
+"""The FastAPI application factory.
+
+``create_app(settings, engine)`` is what ``tcplens serve`` and the tests call with a migrated engine.
+Without an engine (``uvicorn --factory tcplens.main:create_app``, as ``make dev`` does) the app resolves
+the database from the settings and migrates it at startup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI
+from sqlalchemy import Engine
+
+import tcplens
+from tcplens.api import problems, security_headers, spa
+from tcplens.api.router import API_PREFIX, api_router
+from tcplens.db import migrate
+from tcplens.db.engine import make_engine, make_sessionmaker, resolve_database
+from tcplens.settings import Settings, get_settings
+
+DOCS_PATH = f"{API_PREFIX}/docs"
+
+
+def create_app(settings: Settings | None = None, engine: Engine | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        owned = engine is None
+        app_engine = engine
+        if app_engine is None:
+            app_engine = make_engine(resolve_database(settings).url)
+            migrate.upgrade(app_engine)
+        app.state.engine = app_engine
+        app.state.sessionmaker = make_sessionmaker(app_engine)
+        try:
+            yield
+        finally:
+            if owned:
+                app_engine.dispose()
+
+    app = FastAPI(
+        title="tcplens",
+        version=tcplens.__version__,
+        summary="Why was this TCP transfer slow, and what do I change?",
+        openapi_url=f"{API_PREFIX}/openapi.json",
+        docs_url=DOCS_PATH,
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    problems.install(app)
+    security_headers.install(app, docs_path=DOCS_PATH)
+    app.include_router(api_router)
+    spa.install(app, Path(settings.spa_dir) if settings.spa_dir else spa.default_spa_dir())
+    return app

