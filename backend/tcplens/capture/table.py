@@ -18,8 +18,8 @@ import numpy.typing as npt
 
 # status bit flags (``PacketTable.status``)
 PARSED = np.uint8(1)  # link + network + transport headers decoded
-TRUNCATED = np.uint8(2)  # captured length < what the headers say (snaplen); payload sizes still exact
-FRAGMENT = np.uint8(4)  # IPv4/IPv6 fragment; only the first fragment is parsed, later ones never as TCP
+TRUNCATED = np.uint8(2)  # captured < what the headers say (snaplen); payload sizes still exact
+FRAGMENT = np.uint8(4)  # IP fragment: only the first is parsed, later ones never as TCP
 NOT_TCP = np.uint8(8)  # not a TCP segment (UDP, ARP, ICMP, other link type, ...)
 MALFORMED = np.uint8(16)  # headers inconsistent (bad lengths): counted, not analysed
 UNSUPPORTED_LINK = np.uint8(32)  # link type we do not decode: counted and skipped
@@ -47,7 +47,7 @@ B = npt.NDArray[np.bool_]
 
 @dataclass(frozen=True)
 class PacketTable:
-    """Packets of one capture as columns. Row ``i`` is frame ``frame[i]`` (1-based, as Wireshark)."""
+    """Packets of one capture as columns. Row ``i`` is frame ``frame[i]`` (1-based)."""
 
     frame: U32  # 1-based position in the file, as Wireshark numbers frames
     ts_ns: I64  # absolute timestamp, ns since the Unix epoch (if_tsoffset applied)

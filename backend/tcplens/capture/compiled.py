@@ -1,0 +1,49 @@
+"""The one way the reader compiles its per-packet kernels: numba, cached on disk.
+
+Kernels are the only place a loop runs per packet (CONVENTIONS: never in Python). ``cache=True``
+stores the machine code in ``__pycache__`` next to the source, so a process pays only the load
+(~0.2 s) and not the compilation. Importing this module imports numba, so the reader imports the
+kernel modules lazily, inside ``read_capture``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar, cast
+
+import numba
+import numpy as np
+
+from tcplens.capture.table import U8
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def kernel(function: F) -> F:
+    """Compile ``function`` in nopython mode, cached; typed as the function itself for mypy."""
+    return cast(F, numba.njit(cache=True, nogil=True)(function))
+
+
+@kernel
+def byte(b: U8, pos: int) -> int:
+    """The byte at ``pos`` as a signed 64-bit integer.
+
+    Not ``int(b[pos])``: numba types that as uint64, and uint64 mixed with int64 is float64.
+    """
+    return np.int64(b[pos])  # type: ignore[return-value]  # numpy int64 is an int to numba
+
+
+@kernel
+def read_u16(b: U8, pos: int, big: bool) -> int:
+    """Unsigned 16-bit integer at ``pos`` in the given byte order (caller checked the bounds)."""
+    if big:
+        return (byte(b, pos) << 8) | byte(b, pos + 1)
+    return (byte(b, pos + 1) << 8) | byte(b, pos)
+
+
+@kernel
+def read_u32(b: U8, pos: int, big: bool) -> int:
+    """Unsigned 32-bit integer at ``pos`` in the given byte order (caller checked the bounds)."""
+    if big:
+        return (read_u16(b, pos, True) << 16) | read_u16(b, pos + 2, True)
+    return (read_u16(b, pos + 2, False) << 16) | read_u16(b, pos, False)

@@ -1,0 +1,70 @@
+"""Where the packet records of one buffer are: the output of the format walkers (pcap, pcapng).
+
+A walker scans one buffer of the (decompressed) file and fills a ``RecordIndex`` with, per
+packet record, where its bytes start, how many were captured, its length on the wire, its
+timestamp and its interface. It stops at the first record that is not entirely in the buffer, or
+at the first structure it cannot trust, and says why with one of the ``STOP_*`` codes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tcplens.capture.table import I64, U16, U32
+
+# A record longer than this is corrupt: libpcap's MAXIMUM_SNAPLEN, also Wireshark's limit
+MAX_RECORD = 262144
+
+# why a walker stopped
+STOP_NEED_MORE = 0  # the record at ``pos`` is not complete in the buffer; ``info`` = bytes it needs
+STOP_FULL = 1  # the index is full; call again from ``pos``
+STOP_BAD = 2  # the structure at ``pos`` is corrupt; ``info`` is one of the ``BAD_*`` codes
+STOP_SKIP = 3  # a block at ``pos`` that the reader does not need is larger than the buffer; skip it
+
+# what was corrupt (``info`` when ``STOP_BAD``)
+BAD_RECORD_TOO_LONG = 1
+BAD_BLOCK_LENGTH = 2
+BAD_TRAILING_LENGTH = 3
+BAD_BYTE_ORDER = 4
+BAD_VERSION = 5
+BAD_INTERFACE = 6
+BAD_NO_SECTION = 7
+BAD_TOO_MANY_INTERFACES = 8
+BAD_CAPLEN = 9
+
+BAD_REASONS = {
+    BAD_RECORD_TOO_LONG: f"a packet record claims more than {MAX_RECORD} captured bytes",
+    BAD_BLOCK_LENGTH: "a pcapng block length is invalid (not ≥ 12 and a multiple of 4)",
+    BAD_TRAILING_LENGTH: "a pcapng block's trailing length differs from its leading length",
+    BAD_BYTE_ORDER: "a pcapng section header has an unknown byte-order magic",
+    BAD_VERSION: "a pcapng section header has an unsupported major version",
+    BAD_INTERFACE: "a packet refers to an interface that was not described before it",
+    BAD_NO_SECTION: "a pcapng block appears before any section header",
+    BAD_TOO_MANY_INTERFACES: "the capture describes more than 65535 interfaces",
+    BAD_CAPLEN: "a packet's captured length does not fit in its block",
+}
+
+
+@dataclass
+class RecordIndex:
+    """Reusable per-buffer output of a walker; rows ``[:n]`` are valid after a walk."""
+
+    data_offset: I64  # where the packet bytes start in the buffer
+    caplen: U32
+    origlen: U32
+    ts_ns: I64
+    interface: U16
+
+    @classmethod
+    def for_buffer(cls, buffer_size: int, min_record: int) -> RecordIndex:
+        """Room for every record that can fit in a buffer of ``buffer_size`` bytes."""
+        rows = buffer_size // min_record + 1
+        return cls(
+            data_offset=np.empty(rows, np.int64),
+            caplen=np.empty(rows, np.uint32),
+            origlen=np.empty(rows, np.uint32),
+            ts_ns=np.empty(rows, np.int64),
+            interface=np.zeros(rows, np.uint16),
+        )

@@ -1,0 +1,90 @@
+"""Opening what the caller gave us (a path or a binary stream) and telling what it holds."""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import BinaryIO
+
+from tcplens.capture.compression import SNIFF_BYTES, BoundedStream, sniff_format
+from tcplens.capture.errors import CaptureReadError, CaptureTooLargeError, NotACaptureError
+
+
+class _Prefixed(io.RawIOBase):
+    """A stream whose first bytes were already read to sniff it; gives them back first."""
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        if self._head:
+            k = min(len(buffer), len(self._head))
+            buffer[:k] = self._head[:k]
+            self._head = self._head[k:]
+            return k
+        readinto = getattr(self._rest, "readinto", None)
+        if readinto is not None:
+            return int(readinto(buffer) or 0)
+        data = self._rest.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _read_head(stream: BinaryIO) -> bytes:
+    head = b""
+    while len(head) < SNIFF_BYTES:
+        more = stream.read(SNIFF_BYTES - len(head))
+        if not more:
+            break
+        head += more
+    return head
+
+
+@contextmanager
+def open_capture_stream(
+    source: str | os.PathLike[str] | BinaryIO, max_bytes: int | None
+) -> Iterator[BoundedStream]:
+    """The decompressed bytes of ``source``, bounded by ``max_bytes``.
+
+    A path is opened and closed here; a stream is read from where it is and left open.
+    """
+    if isinstance(source, str | os.PathLike):
+        try:
+            file: BinaryIO = open(source, "rb", buffering=0)  # noqa: SIM115 (closed below)
+        except OSError as exc:
+            raise CaptureReadError(f"The capture could not be opened: {exc.strerror}.") from exc
+        try:
+            size = os.fstat(file.fileno()).st_size
+            if max_bytes is not None and size > max_bytes:
+                raise CaptureTooLargeError(
+                    f"The capture is {size:,} bytes, above the limit of {max_bytes:,} bytes."
+                )
+            yield _bounded(file, max_bytes)
+        finally:
+            file.close()
+    else:
+        try:
+            yield _bounded(source, max_bytes)
+        except OSError as exc:
+            raise CaptureReadError(f"The capture could not be read: {exc}.") from exc
+
+
+def _bounded(stream: BinaryIO, max_bytes: int | None) -> BoundedStream:
+    try:
+        head = _read_head(stream)
+    except OSError as exc:
+        raise CaptureReadError(f"The capture could not be read: {exc}.") from exc
+    kind = sniff_format(head)
+    if kind is None:
+        if not head:
+            raise NotACaptureError("The file is empty.")
+        raise NotACaptureError("The file is not a packet capture (neither pcap nor pcapng).")
+    compression = kind if kind in ("gzip", "zstd") else None
+    raw = _Prefixed(head, stream)
+    return BoundedStream(raw, compression, max_bytes)  # type: ignore[arg-type]
