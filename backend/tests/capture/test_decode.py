@@ -10,7 +10,7 @@ import pytest
 
 from tcplens.capture import read_capture
 from tcplens.capture.table import NOT_TCP, PARSED, PacketTable
-from tests.capture.conftest import LAB, PRACTICAL, Tshark, require, shared_files
+from tests.capture.shared_captures import LAB, PRACTICAL, Tshark, require, shared_files
 
 CAPTURES = shared_files(LAB, "*.pcap") + shared_files(PRACTICAL, "*.pcapng")
 
