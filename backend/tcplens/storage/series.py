@@ -1,0 +1,164 @@
+"""Per-flow, per-direction time series as Arrow IPC files, and their level-of-detail reduction.
+
+One file per flow and direction holds the columns the graphs draw (time, relative sequence, ack,
+advertised window, bytes in flight, ...) plus ``events``: a bit mask of the Wireshark
+``tcp.analysis`` kinds that fired on that segment (names in ``EVENT_KINDS``, DESIGN.md).
+
+A long transfer has millions of segments but a graph is a thousand pixels wide, so a request names
+``max_points`` and gets every point when there are few, otherwise a per-bucket min/max reduction
+(the M4/min-max idea used by time-series plotting: per time bucket keep the rows holding the
+extreme value of each value column, so the envelope of every line is drawn exactly) plus every row
+that carries an event mark, because a retransmission hidden by decimation is the evidence the user
+came for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+# Bit i of the ``events`` column means EVENT_KINDS[i]. Order is part of the file format: append only.
+EVENT_KINDS: tuple[str, ...] = (
+    "retransmission",
+    "fast_retransmission",
+    "spurious_retransmission",
+    "out_of_order",
+    "lost_segment",
+    "ack_lost_segment",
+    "duplicate_ack",
+    "zero_window",
+    "zero_window_probe",
+    "zero_window_probe_ack",
+    "window_full",
+    "window_update",
+    "keep_alive",
+    "keep_alive_ack",
+)
+DIRECTIONS: tuple[str, ...] = ("client_to_server", "server_to_client")
+TIME_COLUMN = "time_s"
+EVENTS_COLUMN = "events"
+# Columns that identify a row rather than being drawn as a line.
+_NOT_VALUES = frozenset({TIME_COLUMN, EVENTS_COLUMN, "frame"})
+
+ARROW_STREAM_MEDIA_TYPE = "application/vnd.apache.arrow.stream"
+
+
+def event_mask(kinds: list[str]) -> int:
+    """The ``events`` bit mask for a list of EVENT names (unknown names are ignored)."""
+    mask = 0
+    for kind in kinds:
+        if kind in EVENT_KINDS:
+            mask |= 1 << EVENT_KINDS.index(kind)
+    return mask
+
+
+def encode_series(columns: Mapping[str, npt.ArrayLike]) -> bytes:
+    """Serialise one direction's columns to an Arrow IPC stream (``time_s`` is required)."""
+    if TIME_COLUMN not in columns:
+        raise ValueError(f"a series needs a {TIME_COLUMN!r} column")
+    arrays = {name: pa.array(np.asarray(values)) for name, values in columns.items()}
+    if EVENTS_COLUMN not in arrays:
+        arrays[EVENTS_COLUMN] = pa.array(np.zeros(len(arrays[TIME_COLUMN]), dtype=np.uint32))
+    table = pa.table(arrays)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def decode_series(data: bytes) -> pa.Table:
+    return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+
+
+@dataclass(frozen=True)
+class SeriesWindow:
+    """A reduced view of one series: the rows kept and how many there were in the time range."""
+
+    table: pa.Table
+    points_in_range: int
+    reduced: bool
+
+
+def reduce_series(
+    table: pa.Table,
+    *,
+    start_s: float | None,
+    end_s: float | None,
+    max_points: int,
+) -> SeriesWindow:
+    """Rows of ``table`` in [start_s, end_s], reduced to about ``max_points`` plus every event row.
+
+    >>> t = pa.table({"time_s": np.arange(10.0), "seq": np.arange(10), "events": np.zeros(10, "u4")})
+    >>> reduce_series(t, start_s=2, end_s=5, max_points=100).table.num_rows
+    4
+    """
+    times = table.column(TIME_COLUMN).to_numpy()
+    lo = 0 if start_s is None else int(np.searchsorted(times, start_s, side="left"))
+    hi = len(times) if end_s is None else int(np.searchsorted(times, end_s, side="right"))
+    window = table.slice(lo, max(0, hi - lo))
+    n = window.num_rows
+    if n <= max_points:
+        return SeriesWindow(window, n, reduced=False)
+
+    t = times[lo:hi]
+    value_names = [
+        field.name
+        for field in window.schema
+        if field.name not in _NOT_VALUES
+        and (pa.types.is_integer(field.type) or pa.types.is_floating(field.type))
+    ]
+    # Two rows (min and max) per value column per bucket stay within max_points.
+    buckets = max(1, max_points // (2 * max(1, len(value_names))))
+    span = float(t[-1] - t[0])
+    if span > 0:
+        bucket = np.minimum(((t - t[0]) / span * buckets).astype(np.int64), buckets - 1)
+    else:
+        bucket = (np.arange(n, dtype=np.int64) * buckets) // n
+    keep = np.zeros(n, dtype=bool)
+    keep[0] = keep[-1] = True
+    for name in value_names:
+        values = window.column(name).to_numpy(zero_copy_only=False)
+        finite = np.where(np.isnan(values), -np.inf, values) if values.dtype.kind == "f" else values
+        # Sort by (bucket, value): the first row of each bucket group is its minimum, the last
+        # its maximum. Vectorised; no Python loop over rows.
+        order = np.lexsort((finite, bucket))
+        sorted_buckets = bucket[order]
+        firsts = np.flatnonzero(np.r_[True, sorted_buckets[1:] != sorted_buckets[:-1]])
+        lasts = np.r_[firsts[1:] - 1, n - 1]
+        keep[order[firsts]] = True
+        keep[order[lasts]] = True
+    events = window.column(EVENTS_COLUMN).to_numpy(zero_copy_only=False)
+    keep |= events != 0
+    indices = np.flatnonzero(keep)
+    return SeriesWindow(window.take(pa.array(indices)), n, reduced=True)
+
+
+def series_to_arrow_stream(window: SeriesWindow) -> bytes:
+    sink = pa.BufferOutputStream()
+    table = window.table.replace_schema_metadata(
+        {
+            "points_in_range": str(window.points_in_range),
+            "reduced": "true" if window.reduced else "false",
+            "event_kinds": ",".join(EVENT_KINDS),
+        }
+    )
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def series_columns(window: SeriesWindow) -> dict[str, list[float] | list[int]]:
+    """Column name → values, for the JSON representation."""
+    out: dict[str, list[float] | list[int]] = {}
+    for name in window.table.column_names:
+        values = window.table.column(name).to_numpy(zero_copy_only=False)
+        if values.dtype.kind == "f":
+            # JSON has no NaN: an unknown value (e.g. window scale unknown) becomes null.
+            out[name] = [None if v != v else v for v in values.tolist()]  # type: ignore[misc]
+        else:
+            out[name] = values.tolist()
+    return out
