@@ -55,3 +55,24 @@ class TooLarge(TcplensError):
 class ServiceUnavailable(TcplensError):
     code = "service_unavailable"
     title = "Service unavailable"
+
+
+class NotAuthenticated(TcplensError):
+    code = "not_authenticated"
+    title = "Authentication required"
+
+
+class UnsupportedMediaType(TcplensError):
+    code = "unsupported_media_type"
+    title = "Unsupported media type"
+
+
+class TooManyRequests(TcplensError):
+    """A rate limit was hit; ``retry_after_s`` becomes the ``Retry-After`` header."""
+
+    code = "rate_limited"
+    title = "Too many requests"
+
+    def __init__(self, detail: str, *, retry_after_s: int, **extra: object) -> None:
+        super().__init__(detail, retry_after_s=retry_after_s, **extra)
+        self.retry_after_s = retry_after_s

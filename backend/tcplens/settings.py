@@ -39,6 +39,33 @@ class Settings(BaseSettings):
     # Built SPA served at "/"; unset means frontend/dist of the checkout when it exists.
     spa_dir: Path | None = None
 
+    # --- service (issue 7) ---
+    # Uploads larger than this answer 413 (checked on Content-Length and while streaming).
+    max_upload_bytes: int = Field(default=2 * 1024**3, ge=1)
+    # Unset: blobs live under data_dir/blobs. "s3://bucket/prefix" uses an S3-compatible store.
+    storage_url: str | None = None
+    s3_endpoint_url: str | None = None
+    s3_region: str | None = None
+    s3_access_key_id: str | None = None
+    s3_secret_access_key: SecretStr | None = None
+    # `tcplens serve` runs an analysis worker in the same process unless this is false.
+    in_process_worker: bool = True
+    worker_concurrency: int = Field(default=1, ge=1, le=64)
+    # Bounds on one analysis: wall time, and address space of the child process that runs it.
+    analysis_timeout_s: float = Field(default=600.0, gt=0)
+    analysis_memory_bytes: int = Field(default=8 * 1024**3, ge=256 * 1024**2)
+    # A worker that sent no heartbeat for this long is presumed dead; its job runs again.
+    stalled_worker_timeout_s: float = Field(default=30.0, gt=0)
+    worker_heartbeat_s: float = Field(default=5.0, gt=0)
+    # Browser sessions.
+    session_max_age_s: int = Field(default=14 * 24 * 3600, ge=60)
+    cookie_secure: bool = True
+    # Rate limits per client (in-process token buckets: per API process, not cluster-wide).
+    login_attempts_per_minute: float = Field(default=10.0, gt=0)
+    uploads_per_minute: float = Field(default=30.0, gt=0)
+    # Base URL printed in share links when the request's own URL is not the public one.
+    public_url: str | None = None
+
     @model_validator(mode="after")
     def _refuse_placeholder_secret_in_production(self) -> Settings:
         secret = self.secret_key.get_secret_value()
@@ -59,6 +86,10 @@ class Settings(BaseSettings):
     @property
     def embedded_postgres_dir(self) -> Path:
         return self.data_path / "postgres"
+
+    @property
+    def blob_dir(self) -> Path:
+        return self.data_path / "blobs"
 
 
 @lru_cache(maxsize=1)

@@ -29,6 +29,9 @@ STATUS_OF_FAMILY: dict[type[errors.TcplensError], int] = {
     errors.Conflict: 409,
     errors.TooLarge: 413,
     errors.ServiceUnavailable: 503,
+    errors.NotAuthenticated: 401,
+    errors.UnsupportedMediaType: 415,
+    errors.TooManyRequests: 429,
 }
 
 
@@ -56,7 +59,12 @@ def problem(
 
 async def _domain_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, errors.TcplensError)
-    return problem(request, status_of(exc), exc.code, exc.title, exc.detail, **exc.extra)
+    response = problem(request, status_of(exc), exc.code, exc.title, exc.detail, **exc.extra)
+    if isinstance(exc, errors.TooManyRequests):
+        response.headers["Retry-After"] = str(exc.retry_after_s)
+    if isinstance(exc, errors.NotAuthenticated):
+        response.headers["WWW-Authenticate"] = "Bearer"
+    return response
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:

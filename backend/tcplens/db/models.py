@@ -16,3 +16,7 @@ class AppMeta(Base):
 
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[str] = mapped_column(Text)
+
+
+# The service's tables (issue 7).
+from tcplens.db import accounts, captures  # noqa: E402, F401

@@ -16,28 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-# Bit i of the ``events`` column means EVENT_KINDS[i]. Order is part of the file format: append only.
-EVENT_KINDS: tuple[str, ...] = (
-    "retransmission",
-    "fast_retransmission",
-    "spurious_retransmission",
-    "out_of_order",
-    "lost_segment",
-    "ack_lost_segment",
-    "duplicate_ack",
-    "zero_window",
-    "zero_window_probe",
-    "zero_window_probe_ack",
-    "window_full",
-    "window_update",
-    "keep_alive",
-    "keep_alive_ack",
-)
+from tcplens.tcp.model import EVENT_NAMES
+
+# Bit i of the ``events`` column means EVENT_KINDS[i], the TCP analysis's own bit order.
+EVENT_KINDS: tuple[str, ...] = EVENT_NAMES
 DIRECTIONS: tuple[str, ...] = ("client_to_server", "server_to_client")
 TIME_COLUMN = "time_s"
 EVENTS_COLUMN = "events"
@@ -92,7 +80,7 @@ def reduce_series(
 ) -> SeriesWindow:
     """Rows of ``table`` in [start_s, end_s], reduced to about ``max_points`` plus every event row.
 
-    >>> t = pa.table({"time_s": np.arange(10.0), "seq": np.arange(10), "events": np.zeros(10, "u4")})
+    >>> t = pa.table({"time_s": np.arange(10.0), "seq": np.arange(10)})
     >>> reduce_series(t, start_s=2, end_s=5, max_points=100).table.num_rows
     4
     """
@@ -151,14 +139,14 @@ def series_to_arrow_stream(window: SeriesWindow) -> bytes:
     return bytes(sink.getvalue().to_pybytes())
 
 
-def series_columns(window: SeriesWindow) -> dict[str, list[float] | list[int]]:
+def series_columns(window: SeriesWindow) -> dict[str, list[Any]]:
     """Column name → values, for the JSON representation."""
-    out: dict[str, list[float] | list[int]] = {}
+    out: dict[str, list[Any]] = {}
     for name in window.table.column_names:
         values = window.table.column(name).to_numpy(zero_copy_only=False)
         if values.dtype.kind == "f":
             # JSON has no NaN: an unknown value (e.g. window scale unknown) becomes null.
-            out[name] = [None if v != v else v for v in values.tolist()]  # type: ignore[misc]
+            out[name] = [None if v != v else v for v in values.tolist()]
         else:
             out[name] = values.tolist()
     return out
