@@ -7,16 +7,22 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PY_STAMP := $(VENV)/.installed
+NODE_STAMP := node_modules/.installed
+SPA_INDEX := frontend/dist/index.html
+SPA_SOURCES := $(shell find frontend/src frontend/public -type f 2>/dev/null) \
+	frontend/index.html frontend/vite.config.ts frontend/tsconfig.json frontend/package.json
+NPM := npm --no-audit --no-fund --loglevel=error
 
 # Each check is a `check-<name>` target; `make test` runs them all and prints one summary table.
-CHECKS := ruff format mypy imports pytest
+CHECKS := ruff format mypy imports pytest tsc biome vitest e2e
 
-.PHONY: help venv system-deps run test bench $(addprefix check-,$(CHECKS))
+.PHONY: help venv system-deps node-deps spa run dev test bench $(addprefix check-,$(CHECKS))
 
 help:
 	@echo "make run    install everything, start tcplens serve and print its URL"
 	@echo "make test   install everything and run every check and test (summary at the end)"
-	@echo "make venv   only install (Debian packages, Python virtualenv)"
+	@echo "make dev    API with auto-reload on :8000 behind the Vite dev server on :5173"
+	@echo "make venv   only install (Debian packages, Python virtualenv, node modules)"
 	@echo "make bench  run every bench/*.py"
 
 system-deps:
@@ -28,12 +34,32 @@ $(PY_STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
 	@touch $@
 
-venv: system-deps $(PY_STAMP)
+# node_modules is reinstalled (npm ci, from the committed lock file) only when a package file changed.
+$(NODE_STAMP): package.json package-lock.json frontend/package.json e2e/package.json
+	$(NPM) ci
+	@touch $@
 
-run: venv
+node-deps: $(NODE_STAMP)
+
+venv: system-deps $(PY_STAMP) $(NODE_STAMP)
+
+# The SPA is rebuilt only when one of its sources is newer than the last build.
+$(SPA_INDEX): $(SPA_SOURCES) $(NODE_STAMP)
+	$(NPM) run build -w frontend
+
+spa: $(SPA_INDEX)
+
+run: venv spa
 	$(BIN)/tcplens serve
 
-test: venv
+dev: venv
+	@echo "tcplens dev: open http://127.0.0.1:5173/ (API on http://127.0.0.1:8000/, /api proxied)"
+	@trap 'kill $$api 2>/dev/null' EXIT; \
+	TCPLENS_SPA_DIR=frontend/dist $(BIN)/uvicorn --factory tcplens.main:create_app --reload \
+		--reload-dir backend --reload-dir migrations --host 127.0.0.1 --port 8000 & api=$$!; \
+	$(NPM) run dev -w frontend
+
+test: venv spa
 	@MAKE="$(MAKE)" scripts/run-checks $(CHECKS)
 
 check-ruff:
@@ -50,6 +76,18 @@ check-imports:
 
 check-pytest:
 	$(BIN)/pytest -q
+
+check-tsc:
+	$(NPM) run typecheck --workspaces
+
+check-biome:
+	npx --no-install biome check .
+
+check-vitest:
+	$(NPM) run test -w frontend
+
+check-e2e: $(SPA_INDEX)
+	$(NPM) run test -w e2e
 
 bench: venv
 	$(BIN)/python bench/run.py $(BENCH)
