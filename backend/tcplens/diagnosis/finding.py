@@ -1,0 +1,117 @@
+"""What a diagnosis says: factors, severities and findings, as in DESIGN.md's ``findings`` objects."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Factor = Literal[
+    "receiver_window",
+    "receiver_app",
+    "sender_buffer",
+    "application",
+    "connection_setup",
+    "slow_start",
+    "dns",
+    "loss",
+    "bandwidth",
+    "nagle_delayed_ack",
+    "latency",
+]
+
+# Order matters: it is the index used in the per-interval label arrays (``timeline.py``).
+FACTORS: tuple[Factor, ...] = (
+    "receiver_window",
+    "receiver_app",
+    "sender_buffer",
+    "application",
+    "connection_setup",
+    "slow_start",
+    "dns",
+    "loss",
+    "bandwidth",
+    "nagle_delayed_ack",
+    "latency",
+)
+FACTOR_INDEX: dict[Factor, int] = {f: i for i, f in enumerate(FACTORS)}
+
+Severity = Literal["high", "medium", "low", "info"]
+SEVERITY_RANK: dict[Severity, int] = {"high": 0, "medium": 1, "low": 2, "info": 3}
+
+# A factor that held back at least this share of the time the transfers were active is a problem
+# worth fixing first (high); the lower bounds give medium and low. Shares, not seconds, so that a
+# 40 ms RTT lab transfer and a 200 ms intercontinental one are judged alike.
+HIGH_SHARE = 0.5
+MEDIUM_SHARE = 0.2
+LOW_SHARE = 0.05
+
+
+def severity_for_share(share: float, *, tunable: bool = True) -> Severity:
+    """Severity of a factor that held ``share`` of the active time.
+
+    Factors nobody can tune on the hosts (the path's bandwidth, the round trips themselves) are
+    reported as ``info`` whatever their share: saying "the path was the limit" is the answer, not a
+    problem to fix.
+    """
+    if not tunable:
+        return "info"
+    if share >= HIGH_SHARE:
+        return "high"
+    if share >= MEDIUM_SHARE:
+        return "medium"
+    if share >= LOW_SHARE:
+        return "low"
+    return "info"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Where to look: time ranges (capture-relative seconds) and 1-based frame numbers."""
+
+    time_ranges_s: tuple[tuple[float, float], ...] = ()
+    frames: tuple[int, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "time_ranges_s": [[round(a, 6), round(b, 6)] for a, b in self.time_ranges_s],
+            "frames": list(self.frames),
+        }
+        out.update(self.extra)
+        return out
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing the diagnosis says, with the numbers that prove it and what to change."""
+
+    code: str  # stable rule code, e.g. "receiver-window-limited"
+    factor: Factor
+    severity: Severity
+    title: str
+    summary: str
+    fix: str
+    time_lost_s: float | None
+    flows: tuple[int, ...]
+    evidence: Evidence
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "factor": self.factor,
+            "severity": self.severity,
+            "title": self.title,
+            "summary": self.summary,
+            "fix": self.fix,
+            "time_lost_s": None if self.time_lost_s is None else round(self.time_lost_s, 6),
+            "flows": list(self.flows),
+            "evidence": self.evidence.to_json(),
+        }
+
+
+def importance_order(findings: list[Finding]) -> list[Finding]:
+    """Most important first: by time lost, then severity, then code (stable for equal findings)."""
+    return sorted(
+        findings,
+        key=lambda f: (-(f.time_lost_s or 0.0), SEVERITY_RANK[f.severity], f.code, f.flows),
+    )

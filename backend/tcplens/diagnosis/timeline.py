@@ -1,0 +1,335 @@
+"""Label the time of every transfer with the factor that held it back (the period labelling).
+
+In the spirit of T-RAT (Zhang et al., "On the characteristics and origins of internet flow
+rates", SIGCOMM 2002) and Siekkinen et al. ("A root cause analysis toolkit for TCP", Computer
+Networks 2008): first separate the time the sender had nothing to send (application turns, idle)
+from bulk time, then within bulk decide what stopped the sender from sending more.
+
+The unit of time is the interval between two consecutive data segments of a transfer,
+``[t[i], t[i+1])``: the question is always "why was segment i+1 not sent earlier?", answered from
+what the sender knew — the acknowledgements captured before ``t - lag_s`` (see
+``Transfer.lag_s``), which makes the answer the same near the sender, near the receiver or in the
+middle. In priority order:
+
+1. ``loss``: the interval lies in a loss recovery (from a retransmission until the data that was
+   outstanding then is acknowledged), or it ends with a retransmission (the sender was waiting for
+   duplicate ACKs or its retransmission timer).
+2. ``nagle_delayed_ack``: a small segment, then a stall until its ACK arrived late (the
+   receiver's delayed-ACK timer), then the next segment at once: Nagle's algorithm held it
+   (RFC 896, RFC 1122 §4.2.3.4). See ``rules/nagle_delayed_ack.py``.
+3. window-blocked: the highest byte sent reaches the right edge the receiver advertised (ack +
+   window, as the sender knew it just before it resumed) to within one segment. If the advertised
+   window was at most half of the largest one this receiver offered so far, the receiving
+   application left data unread in its buffer (``receiver_app``); otherwise the buffer itself is
+   too small for the path (``receiver_window``).
+4. the sender paused with everything acknowledged: it had nothing to send (``application``), or,
+   for pauses longer than ``idle_after(rtt)``, it was idle (not labelled: not time the transfer was
+   trying to move data).
+5. the sender paused although ACKs freed room during the pause and data was still outstanding:
+   the data was not in its socket buffer yet (``sender_buffer``: SO_SNDBUF too small, or writes too
+   small — the kernel's tcpi_sndbuf_limited).
+6. otherwise the congestion window was the limit: after a loss and without queueing delay it is
+   still the loss that keeps the window down (``loss``); with the round trip inflated above its
+   minimum a queue was building at the bottleneck (``bandwidth``); before any loss and without a
+   queue the sender was still growing its window (``slow_start``).
+
+The turn between the request and the first byte of the response (not inside any transfer) is
+``latency`` when it lasts about one round trip and ``application`` (the server was thinking) when
+it lasts much longer; the handshake is ``connection_setup``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from tcplens.diagnosis.finding import FACTOR_INDEX, FACTORS, Factor
+from tcplens.diagnosis.transfer import B, F64, I64, Connection, Transfer
+
+I8 = npt.NDArray[np.int8]
+UNLABELLED = np.int8(-1)
+
+# A round trip counts as inflated by queueing when it exceeds the smallest one by a quarter, and by
+# at least 2 ms (timer and scheduling noise of the hosts). A 60 ms queue on a 30 ms path is +200%;
+# 1% random loss without a queue stays within +15%.
+QUEUE_INFLATION = 0.25
+QUEUE_INFLATION_FLOOR_S = 0.002
+# Linux delays an ACK at least 40 ms (TCP_DELACK_MIN), Windows 200 ms, macOS 100 ms: a stall of
+# 25 ms beyond the round trip is a delayed ACK and not jitter.
+DELAYED_ACK_MIN_S = 0.025
+
+
+def pause_after(rtt_s: float) -> float:
+    """A gap between two segments longer than this is a pause, not back-to-back sending."""
+    return max(0.001, 0.1 * rtt_s)
+
+
+def idle_after(rtt_s: float) -> float:
+    """A pause with nothing outstanding longer than this is idle time, not an application turn."""
+    return max(0.5, 4.0 * rtt_s)
+
+
+@dataclass(frozen=True)
+class Intervals:
+    """Labelled intervals of one transfer (or of the whole capture once concatenated)."""
+
+    flow: I64
+    t0: F64
+    t1: F64
+    factor: I8  # index into FACTORS, -1 for idle
+    frame0: I64  # the segment that starts the interval
+    frame1: I64  # the segment that ends it
+    stall_s: F64  # for nagle_delayed_ack: the delay beyond the round trip; else the duration
+
+    @property
+    def duration(self) -> F64:
+        return self.t1 - self.t0
+
+    def of(self, factor: Factor) -> npt.NDArray[np.bool_]:
+        return self.factor == FACTOR_INDEX[factor]
+
+    def take(self, mask: npt.NDArray[np.bool_]) -> Intervals:
+        return Intervals(
+            self.flow[mask], self.t0[mask], self.t1[mask], self.factor[mask],
+            self.frame0[mask], self.frame1[mask], self.stall_s[mask],
+        )
+
+    @staticmethod
+    def concat(parts: list[Intervals]) -> Intervals:
+        if not parts:
+            e64, ef = np.zeros(0, np.int64), np.zeros(0, np.float64)
+            return Intervals(e64, ef, ef, np.zeros(0, np.int8), e64, e64, ef)
+        return Intervals(
+            np.concatenate([p.flow for p in parts]),
+            np.concatenate([p.t0 for p in parts]),
+            np.concatenate([p.t1 for p in parts]),
+            np.concatenate([p.factor for p in parts]),
+            np.concatenate([p.frame0 for p in parts]),
+            np.concatenate([p.frame1 for p in parts]),
+            np.concatenate([p.stall_s for p in parts]),
+        )
+
+
+def _at(times: F64, values: npt.NDArray[np.int64], query: F64, before: int) -> I64:
+    """The value in force at each query time (last entry at or before it), ``before`` if none."""
+    idx = np.searchsorted(times, query, side="right") - 1
+    out = np.where(idx >= 0, values[np.maximum(idx, 0)], before)
+    return out.astype(np.int64)
+
+
+def _running_max_by_group(values: I64, group: I64) -> I64:
+    """Running maximum of ``values`` *before* each position, restarted where ``group`` changes.
+
+    ``group`` is non-decreasing; offsetting each group by a multiple larger than any value makes
+    one ``maximum.accumulate`` respect the group boundaries.
+    """
+    if values.size == 0:
+        return values
+    lo = int(values.min())
+    span = int(values.max()) - lo + 1
+    shifted = (values - lo) + group.astype(np.int64) * span
+    run = np.maximum.accumulate(shifted)
+    prev = np.concatenate(([-1], run[:-1]))
+    same = np.concatenate(([False], group[1:] == group[:-1]))
+    return np.where(same, prev - group.astype(np.int64) * span + lo, values).astype(np.int64)
+
+
+def _rtt_at(tr: Transfer, query: F64, base_rtt: float) -> F64:
+    """Round-trip estimate at each query time: data->ACK part plus the part through the sender.
+
+    Each part is interpolated from its samples; a 3-sample running minimum takes out isolated
+    delayed ACKs (a receiver may hold an ACK 40-200 ms), which are not queueing.
+    """
+    out = np.zeros(query.shape, np.float64)
+    parts = ((tr.rtt_t, tr.rtt_s, base_rtt - tr.lag_s), (tr.echo_t, tr.echo_s, tr.lag_s))
+    for ts, vs, default in parts:
+        if vs.size >= 3:
+            smooth = np.minimum(np.minimum(vs[:-2], vs[1:-1]), vs[2:])
+            out += np.interp(query, ts[1:-1], smooth)
+        elif vs.size:
+            out += float(np.min(vs))
+        else:
+            out += max(default, 0.0)
+    return out
+
+
+def label_transfer(tr: Transfer, base_rtt: float) -> Intervals:
+    """Label each interval between consecutive data segments of ``tr`` (see module docstring)."""
+    n = tr.t.size
+    if n < 2:
+        return Intervals.concat([])
+    t0, t1 = tr.t[:-1], tr.t[1:]
+    gap = t1 - t0
+    seg = max(int(np.max(tr.seq_end - tr.seq)), 1)
+    high = np.maximum.accumulate(tr.seq_end)[:-1]  # highest byte sent up to segment i
+
+    ack_cum = np.maximum.accumulate(tr.ack) if tr.ack.size else tr.ack
+    known = tr.window >= 0
+    edge = np.where(known, tr.ack + np.maximum(tr.window, 0), np.iinfo(np.int64).max // 4)
+    edge_cum = np.maximum.accumulate(edge) if edge.size else edge
+    win_max = np.maximum.accumulate(np.where(known, tr.window, 0)) if edge.size else edge
+
+    # What the sender knew just before it resumed, and when segment i left.
+    jitter = max(0.0005, 0.2 * tr.lag_s)
+    resume_view = t1 - tr.lag_s - jitter
+    start_view = t0 - tr.lag_s
+    big = np.iinfo(np.int64).max // 4
+    edge_v = _at(tr.ack_t, edge_cum, resume_view, big)
+    ack_v = _at(tr.ack_t, ack_cum, resume_view, 0)
+    # "Everything acknowledged" includes the ACK that let the sender resume (an application's
+    # answer often carries it), so this view looks just past the resume instead of before it.
+    ack_r = _at(tr.ack_t, ack_cum, t1 - tr.lag_s + jitter, 0)
+    ack_s = _at(tr.ack_t, ack_cum, start_view, 0)
+    win_v = _at(tr.ack_t, np.where(known, tr.window, big), resume_view, big)
+    winmax_v = _at(tr.ack_t, win_max, resume_view, 0)
+
+    blocked = edge_v - high < seg
+    starved = blocked & (win_v * 2 <= winmax_v)
+    paused = gap > pause_after(base_rtt)
+    all_acked = ack_r >= high
+    freed = (ack_v - ack_s) >= 2 * seg
+    idle = paused & all_acked & ~blocked & (gap > idle_after(base_rtt))
+
+    # Loss recovery ranges: from each retransmission until the data outstanding then is acked.
+    rtx_idx = np.flatnonzero(tr.retransmission)
+    in_recovery = np.zeros(n - 1, np.bool_)
+    lost_before = np.zeros(n - 1, np.bool_)
+    if rtx_idx.size:
+        r_t = tr.t[rtx_idx]
+        recovery_point = np.maximum.accumulate(tr.seq_end)[rtx_idx]
+        k = np.searchsorted(ack_cum, recovery_point, side="left")
+        end = np.where(k < ack_cum.size, tr.ack_t[np.minimum(k, ack_cum.size - 1)], np.inf)
+        end = np.maximum.accumulate(end + tr.lag_s)
+        j = np.searchsorted(r_t, t0, side="right") - 1
+        in_recovery = (j >= 0) & (end[np.maximum(j, 0)] > t0)
+        lost_before = j >= 0
+    ends_in_rtx = tr.retransmission[1:]
+
+    flight = high - ack_s
+    restart = np.concatenate(([0], np.cumsum(idle)[:-1]))
+    flight_before = _running_max_by_group(flight, restart)
+
+    rtt_now = _rtt_at(tr, t0, base_rtt)
+    base = min(base_rtt, float(np.min(rtt_now))) if rtt_now.size else base_rtt
+    queued = rtt_now > base + max(QUEUE_INFLATION_FLOOR_S, QUEUE_INFLATION * base)
+
+    nagle, stall = nagle_stalls(tr, base_rtt)
+
+    f = FACTOR_INDEX
+    label = np.where(queued, f["bandwidth"], f["slow_start"]).astype(np.int8)
+    label[lost_before & ~queued] = f["loss"]
+    # Without loss the congestion window never shrinks, so a sender whose data in flight stays
+    # below what it already had in flight earlier (since its last idle restart, RFC 2861) was not
+    # held by its congestion window but by the data it had to send.
+    # The receiver's window must have had room for that earlier flight too, or it is the window.
+    room = (edge_v - ack_v) >= flight_before + 2 * seg
+    label[(label == f["slow_start"]) & (flight < 0.9 * flight_before) & room] = f["sender_buffer"]
+    label[paused & freed & ~all_acked] = f["sender_buffer"]
+    label[paused & all_acked] = f["application"]
+    label[idle] = UNLABELLED
+    label[blocked] = f["receiver_window"]
+    label[starved] = f["receiver_app"]
+    label[nagle] = f["nagle_delayed_ack"]
+    label[in_recovery | ends_in_rtx] = f["loss"]
+
+    stall_s = np.where(nagle, stall, gap)
+    flow = np.full(n - 1, tr.flow, np.int64)
+    return Intervals(flow, t0, t1, label, tr.frame[:-1], tr.frame[1:], stall_s)
+
+
+def nagle_stalls(tr: Transfer, base_rtt: float) -> tuple[B, F64]:
+    """Intervals where Nagle's algorithm waited for a delayed ACK, and the delay beyond the RTT.
+
+    Interval i qualifies when segment i was smaller than a full segment, its ACK (a pure ACK: a
+    response would make it a request/response turn) arrived at least ``DELAYED_ACK_MIN_S`` later
+    than the round trip explains, and segment i+1 followed that ACK at once.
+    """
+    n = tr.t.size
+    none = np.zeros(max(n - 1, 0), np.bool_), np.zeros(max(n - 1, 0), np.float64)
+    if n < 2 or tr.ack.size == 0:
+        return none
+    small = (tr.seq_end - tr.seq)[:-1] < tr.mss
+    high = np.maximum.accumulate(tr.seq_end)[:-1]
+    ack_cum = np.maximum.accumulate(tr.ack)
+    k = np.minimum(np.searchsorted(ack_cum, high, side="left"), ack_cum.size - 1)
+    acked = ack_cum[k] >= high
+    ack_seen = tr.ack_t[k] + tr.lag_s  # when the sender received it
+    far_side = max(base_rtt - tr.lag_s, 0.0)  # capture point -> receiver -> capture point
+    delay = (tr.ack_t[k] - tr.t[:-1]) - far_side
+    follow = tr.t[1:] - ack_seen
+    tolerance = max(0.002, 0.1 * base_rtt)
+    stall = (
+        small
+        & acked
+        & ~tr.ack_has_data[k]
+        & (delay >= DELAYED_ACK_MIN_S)
+        & (follow >= -tolerance)
+        & (follow <= tolerance)
+        & ~tr.retransmission[1:]
+    )
+    return stall, np.where(stall, delay, 0.0)
+
+
+def dominant(conn: Connection) -> Transfer | None:
+    """The transfer of a connection that carried the most payload."""
+    if not conn.transfers:
+        return None
+    return max(conn.transfers, key=lambda tr: tr.payload_bytes)
+
+
+def label_connection(conn: Connection) -> Intervals:
+    """Labelled time of one connection: handshake, the first turn, and its main transfer.
+
+    Only the transfer with the most payload is labelled over its span, so that a response and its
+    ACK stream are not counted twice; the time before its first segment after the handshake is
+    the request turn.
+    """
+    base_rtt = conn.min_rtt_s or 0.0
+    parts: list[Intervals] = []
+    f = FACTOR_INDEX
+
+    def single(t0: float, t1: float, factor: int, fr0: int, fr1: int) -> Intervals:
+        return Intervals(
+            np.array([conn.flow], np.int64), np.array([t0]), np.array([t1]),
+            np.array([factor], np.int8), np.array([fr0], np.int64), np.array([fr1], np.int64),
+            np.array([t1 - t0]),
+        )
+
+    main = dominant(conn)
+    if conn.syn_s is not None and conn.established_s is not None:
+        parts.append(
+            single(conn.syn_s, conn.established_s, f["connection_setup"],
+                   conn.syn_frame or conn.first_frame, conn.first_frame)
+        )
+    if main is not None and main.t.size:
+        turn_start = conn.established_s if conn.established_s is not None else conn.start_s
+        others = [tr for tr in conn.transfers if tr is not main and tr.t.size]
+        before = [float(tr.t[0]) for tr in others if tr.t[0] < main.t[0]]
+        if before:  # a request preceded the main transfer: its turn starts at the request
+            turn_start = min(before)
+        turn = float(main.t[0]) - turn_start
+        if turn > 0:
+            factor = f["latency"] if turn <= 2.0 * base_rtt + 0.05 else f["application"]
+            parts.append(
+                single(turn_start, float(main.t[0]), factor, conn.first_frame, int(main.frame[0]))
+            )
+        parts.append(label_transfer(main, base_rtt))
+    return Intervals.concat(parts)
+
+
+def factor_shares(conn: Connection, spans: Intervals) -> dict[Factor, float]:
+    """Share of the connection's duration held by each factor (sums to at most 1)."""
+    total = max(conn.end_s - conn.start_s, 1e-9)
+    durations = np.bincount(
+        spans.factor[spans.factor >= 0].astype(np.int64),
+        weights=spans.duration[spans.factor >= 0],
+        minlength=len(FACTORS),
+    )
+    scale = min(1.0, total / max(float(durations.sum()), 1e-12))
+    return {
+        FACTORS[i]: round(float(durations[i]) * scale / total, 4)
+        for i in range(len(FACTORS))
+        if durations[i] > 0
+    }

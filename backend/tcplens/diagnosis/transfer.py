@@ -1,0 +1,119 @@
+"""What the rules reason on: each connection, and each direction of it that carried data.
+
+These are thin, diagnosis-shaped views of the TCP analysis (``tcplens.tcp``) built by
+``from_analysis.py``: the rules never touch packets, only these arrays, so every rule is
+vectorised over segments and testable on its own.
+
+Times are seconds relative to the capture's first packet. Sequence and acknowledgement numbers
+are relative to the data sender's initial sequence number and unwrapped (int64), so that an ACK of
+the receiver compares directly with the sender's ``seq_end``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+B = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """One direction of one connection that carried payload: the data sender's segments and the
+    receiver's acknowledgements.
+
+    ``lag_s`` is the time from the capture point to the data sender and back (half of the
+    handshake, see ``from_analysis.sender_lag``): near the sender it is ~0, near the receiver it is
+    the whole round trip. The sender decided to send a segment captured at time ``t`` knowing only
+    the acknowledgements captured before ``t - lag_s``; every "what did the sender know" question
+    in the rules uses that shift, which is what makes them hold at either capture point.
+    """
+
+    flow: int
+    direction: str  # "client_to_server" | "server_to_client"
+    sender: str  # "ip:port"
+    receiver: str
+    mss: int  # largest payload this sender used (at least 1)
+    lag_s: float
+    # data segments (payload > 0), capture order
+    t: F64
+    frame: I64
+    seq: I64  # relative sequence number of the first payload byte
+    seq_end: I64  # seq + payload length
+    retransmission: B
+    # every segment the receiver sent (acknowledgements, with or without data), capture order
+    ack_t: F64
+    ack_frame: I64
+    ack: I64  # relative to this sender's sequence space
+    window: I64  # advertised window in bytes, scaled; -1 when the scale is unknown
+    ack_has_data: B  # the receiver's segment carried payload (a response, an application ack)
+    # round-trip time samples of this direction's data (data -> ACK), seconds
+    rtt_t: F64
+    rtt_s: F64
+    # round trip through the sender measured with TCP timestamps (receiver's TSval echoed in the
+    # sender's data), seconds; what data->ACK samples cannot see when captured near the receiver
+    echo_t: F64
+    echo_s: F64
+
+    @property
+    def payload_bytes(self) -> int:
+        """Unique payload bytes: highest sequence sent, not counting retransmissions twice."""
+        return int(self.seq_end.max() - self.seq.min()) if self.seq.size else 0
+
+    @property
+    def window_known(self) -> bool:
+        return bool(self.window.size) and bool((self.window >= 0).all())
+
+
+@dataclass(frozen=True)
+class Connection:
+    """One TCP connection (flow) and the directions of it that carried data."""
+
+    flow: int
+    client: str  # "ip:port"
+    server: str
+    start_s: float  # first packet
+    end_s: float  # last packet
+    syn_s: float | None  # first SYN, if captured
+    established_s: float | None  # third ACK of the handshake (or first data after SYN/ACK)
+    handshake_rtt_s: float | None
+    first_frame: int
+    syn_frame: int | None
+    transfers: tuple[Transfer, ...]
+
+    @property
+    def server_host(self) -> str:
+        return self.server.rsplit(":", 1)[0].strip("[]")
+
+    @property
+    def client_host(self) -> str:
+        return self.client.rsplit(":", 1)[0].strip("[]")
+
+    @property
+    def min_rtt_s(self) -> float | None:
+        """Smallest round trip seen: handshake, data->ACK plus ACK->data halves."""
+        candidates = []
+        if self.handshake_rtt_s is not None and self.handshake_rtt_s > 0:
+            candidates.append(self.handshake_rtt_s)
+        for tr in self.transfers:
+            if tr.rtt_s.size:
+                candidates.append(float(tr.rtt_s.min()) + tr.lag_s)
+        return min(candidates) if candidates else None
+
+
+@dataclass(frozen=True)
+class DnsExchange:
+    """A DNS query and its answer (if captured)."""
+
+    query_t: float
+    answer_t: float | None
+    query_frame: int
+    answer_frame: int | None
+    qname: str
+    qtype: int  # 1 A, 28 AAAA, 12 PTR, ...
+    client: str  # address that asked
+    answers: tuple[str, ...]  # A/AAAA addresses in the answer

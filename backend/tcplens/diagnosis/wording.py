@@ -1,0 +1,47 @@
+"""Numbers in the units a developer reads: KB, ms, Mbit/s.
+
+Sizes use binary kilobytes (1 KB = 1024 bytes) because that is how socket buffers are configured
+(``SO_RCVBUF=65536`` is "64 KB"); rates use decimal megabits per second as link speeds are sold.
+"""
+
+from __future__ import annotations
+
+
+def size(n_bytes: float) -> str:
+    """``size(65535) == '64 KB'``; ``size(1500) == '1.5 KB'``; ``size(512) == '512 bytes'``."""
+    n = float(n_bytes)
+    if n < 1024:
+        return f"{n:.0f} bytes"
+    if n < 1024 * 1024:
+        kb = n / 1024
+        return f"{kb:.1f} KB" if kb < 10 else f"{kb:.0f} KB"
+    mb = n / (1024 * 1024)
+    return f"{mb:.1f} MB" if mb < 10 else f"{mb:.0f} MB"
+
+
+def duration(seconds: float) -> str:
+    """``duration(0.0304) == '30 ms'``; ``duration(2.5) == '2.5 s'``; ``duration(0.0012) == '1.2 ms'``."""
+    s = float(seconds)
+    if s < 0.01:
+        return f"{s * 1e3:.1f} ms"
+    if s < 1.0:
+        return f"{s * 1e3:.0f} ms"
+    if s < 10.0:
+        return f"{s:.1f} s"
+    return f"{s:.0f} s"
+
+
+def rate(bytes_per_second: float) -> str:
+    """``rate(1.25e6) == '10 Mbit/s'``; ``rate(30e3) == '240 kbit/s'``."""
+    bits = float(bytes_per_second) * 8.0
+    if bits < 1e6:
+        return f"{bits / 1e3:.0f} kbit/s"
+    if bits < 1e9:
+        mbit = bits / 1e6
+        return f"{mbit:.1f} Mbit/s" if mbit < 10 else f"{mbit:.0f} Mbit/s"
+    return f"{bits / 1e9:.1f} Gbit/s"
+
+
+def share(fraction: float) -> str:
+    """``share(0.4567) == '46%'``."""
+    return f"{100.0 * float(fraction):.0f}%"
