@@ -46,7 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tcplens.diagnosis.finding import FACTOR_INDEX, FACTORS, Factor
-from tcplens.diagnosis.transfer import B, F64, I64, Connection, Transfer
+from tcplens.diagnosis.transfer import F64, I64, B, Connection, Transfer
 
 I8 = npt.NDArray[np.int8]
 UNLABELLED = np.int8(-1)
@@ -87,13 +87,19 @@ class Intervals:
     def duration(self) -> F64:
         return self.t1 - self.t0
 
-    def of(self, factor: Factor) -> npt.NDArray[np.bool_]:
-        return self.factor == FACTOR_INDEX[factor]
+    def of(self, factor: Factor) -> B:
+        mask: B = self.factor == FACTOR_INDEX[factor]
+        return mask
 
     def take(self, mask: npt.NDArray[np.bool_]) -> Intervals:
         return Intervals(
-            self.flow[mask], self.t0[mask], self.t1[mask], self.factor[mask],
-            self.frame0[mask], self.frame1[mask], self.stall_s[mask],
+            self.flow[mask],
+            self.t0[mask],
+            self.t1[mask],
+            self.factor[mask],
+            self.frame0[mask],
+            self.frame1[mask],
+            self.stall_s[mask],
         )
 
     @staticmethod
@@ -136,7 +142,7 @@ def _running_max_by_group(values: I64, group: I64) -> I64:
     return np.where(same, prev - group.astype(np.int64) * span + lo, values).astype(np.int64)
 
 
-def _rtt_at(tr: Transfer, query: F64, base_rtt: float) -> F64:
+def rtt_at(tr: Transfer, query: F64, base_rtt: float) -> F64:
     """Round-trip estimate at each query time: data->ACK part plus the part through the sender.
 
     Each part is interpolated from its samples; a 3-sample running minimum takes out isolated
@@ -211,7 +217,7 @@ def label_transfer(tr: Transfer, base_rtt: float) -> Intervals:
     restart = np.concatenate(([0], np.cumsum(idle)[:-1]))
     flight_before = _running_max_by_group(flight, restart)
 
-    rtt_now = _rtt_at(tr, t0, base_rtt)
+    rtt_now = rtt_at(tr, t0, base_rtt)
     base = min(base_rtt, float(np.min(rtt_now))) if rtt_now.size else base_rtt
     queued = rtt_now > base + max(QUEUE_INFLATION_FLOOR_S, QUEUE_INFLATION * base)
 
@@ -292,16 +298,25 @@ def label_connection(conn: Connection) -> Intervals:
 
     def single(t0: float, t1: float, factor: int, fr0: int, fr1: int) -> Intervals:
         return Intervals(
-            np.array([conn.flow], np.int64), np.array([t0]), np.array([t1]),
-            np.array([factor], np.int8), np.array([fr0], np.int64), np.array([fr1], np.int64),
+            np.array([conn.flow], np.int64),
+            np.array([t0]),
+            np.array([t1]),
+            np.array([factor], np.int8),
+            np.array([fr0], np.int64),
+            np.array([fr1], np.int64),
             np.array([t1 - t0]),
         )
 
     main = dominant(conn)
     if conn.syn_s is not None and conn.established_s is not None:
         parts.append(
-            single(conn.syn_s, conn.established_s, f["connection_setup"],
-                   conn.syn_frame or conn.first_frame, conn.first_frame)
+            single(
+                conn.syn_s,
+                conn.established_s,
+                f["connection_setup"],
+                conn.syn_frame or conn.first_frame,
+                conn.first_frame,
+            )
         )
     if main is not None and main.t.size:
         turn_start = conn.established_s if conn.established_s is not None else conn.start_s

@@ -37,7 +37,8 @@ class Transfer:
     direction: str  # "client_to_server" | "server_to_client"
     sender: str  # "ip:port"
     receiver: str
-    mss: int  # largest payload this sender used (at least 1)
+    mss: int  # the receiver's MSS option (what a full segment is), else the largest payload sent
+    window_scale: int  # the receiver's window-scale shift (0 = not negotiated), -1 unknown
     lag_s: float
     # data segments (payload > 0), capture order
     t: F64

@@ -1,0 +1,105 @@
+"""What every rule receives: the connections, their labelled time and the DNS exchanges, plus
+the small aggregations several rules share (time per flow for a factor, evidence ranges)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tcplens.diagnosis.finding import SEVERITY_RANK, Evidence, Factor, Severity, severity_for_share
+from tcplens.diagnosis.timeline import Intervals
+from tcplens.diagnosis.transfer import Connection, DnsExchange, Transfer
+
+MAX_RANGES = 20  # evidence time ranges per finding: enough to jump to, few enough to read
+MAX_FRAMES = 50
+
+
+@dataclass(frozen=True)
+class FactorTime:
+    """Time one factor held, per flow, from the labelled intervals."""
+
+    flows: tuple[int, ...]  # flows where it held any time, most time first
+    seconds: dict[int, float]  # per flow
+    total_s: float
+    spans: Intervals  # the intervals themselves
+
+
+@dataclass
+class Context:
+    connections: list[Connection]
+    spans: Intervals  # labelled time of every connection
+    dns: list[DnsExchange]
+    # flows whose setup and slow start another finding (no connection reuse) already accounts for
+    claimed_by_setup: set[int] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.by_flow = {c.flow: c for c in self.connections}
+        self.active_s = _union_length(
+            [(c.start_s, c.end_s) for c in self.connections]
+            + [(d.query_t, d.answer_t) for d in self.dns if d.answer_t is not None]
+        )
+
+    def factor_time(self, factor: Factor) -> FactorTime:
+        sp = self.spans.take(self.spans.of(factor))
+        if sp.flow.size == 0:
+            return FactorTime((), {}, 0.0, sp)
+        ids, inverse = np.unique(sp.flow, return_inverse=True)
+        per = np.bincount(inverse, weights=sp.duration)
+        order = np.argsort(-per, kind="stable")
+        seconds = {int(ids[i]): float(per[i]) for i in order}
+        return FactorTime(tuple(int(ids[i]) for i in order), seconds, float(per.sum()), sp)
+
+    def share(self, seconds: float) -> float:
+        return seconds / self.active_s if self.active_s > 0 else 0.0
+
+    def severity(self, seconds: float, *, tunable: bool = True, cap: Severity = "high") -> Severity:
+        """Severity from the share of the active time, never above ``cap``."""
+        sev = severity_for_share(self.share(seconds), tunable=tunable)
+        return sev if SEVERITY_RANK[sev] >= SEVERITY_RANK[cap] else cap
+
+    def transfer(self, flow: int) -> Transfer | None:
+        """The transfer of a flow that carried the most payload."""
+        conn = self.by_flow.get(flow)
+        if conn is None or not conn.transfers:
+            return None
+        return max(conn.transfers, key=lambda tr: tr.payload_bytes)
+
+
+def _union_length(ranges: list[tuple[float, float]]) -> float:
+    if not ranges:
+        return 0.0
+    arr = np.array(ranges, np.float64).reshape(-1, 2)
+    arr = arr[np.argsort(arr[:, 0], kind="stable")]
+    ends = np.maximum.accumulate(arr[:, 1])
+    starts = np.maximum(arr[:, 0], np.concatenate(([-np.inf], ends[:-1])))
+    return float(np.clip(ends - starts, 0.0, None).sum() if arr.size else 0.0)
+
+
+def evidence_of(
+    spans: Intervals, extra_frames: list[int] | None = None, **extra: object
+) -> Evidence:
+    """Merge touching intervals into time ranges (longest first, at most ``MAX_RANGES``) and
+    collect the frames that start and end them."""
+    if spans.t0.size == 0:
+        return Evidence((), tuple(sorted(set(extra_frames or [])))[:MAX_FRAMES], dict(extra))
+    order = np.lexsort((spans.t0, spans.flow))
+    t0, t1 = spans.t0[order], spans.t1[order]
+    f0, f1, fl = spans.frame0[order], spans.frame1[order], spans.flow[order]
+    # A new range starts where the previous one (same flow) ended before this one began.
+    reach = np.maximum.accumulate(t1)
+    new = np.ones(t0.size, np.bool_)
+    new[1:] = (t0[1:] > reach[:-1] + 1e-9) | (fl[1:] != fl[:-1])
+    group = np.cumsum(new) - 1
+    starts = np.flatnonzero(new)
+    r0 = t0[starts]
+    r1 = np.maximum.reduceat(t1, starts)
+    first = f0[starts]
+    last = np.maximum.reduceat(f1, starts)
+    del group
+    keep = np.argsort(-(r1 - r0), kind="stable")[:MAX_RANGES]
+    keep = keep[np.argsort(r0[keep], kind="stable")]
+    frames = set(int(x) for x in first[keep]) | set(int(x) for x in last[keep])
+    frames |= set(extra_frames or [])
+    ranges = tuple((float(r0[i]), float(r1[i])) for i in keep)
+    return Evidence(ranges, tuple(sorted(frames))[:MAX_FRAMES], dict(extra))

@@ -1,0 +1,226 @@
+"""Build the diagnosis views (``transfer.py``) from the TCP analysis and the capture's DNS table.
+
+The TCP analysis is columnar over all flows; the rules want, per connection, the data sender's
+segments next to the receiver's acknowledgements. This module only slices and re-times: every
+quantity it does not find in ``TcpAnalysis`` (the sender lag) it derives here and says why.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+import numpy as np
+import numpy.typing as npt
+
+from tcplens.capture.table import ACK, Capture
+from tcplens.diagnosis.transfer import I64, B, Connection, DnsExchange, Transfer
+from tcplens.tcp.model import (
+    CLIENT_TO_SERVER,
+    KEEP_ALIVE,
+    RETRANSMISSION,
+    RTT_DATA_ACK,
+    RTT_TIMESTAMP,
+    ZERO_WINDOW_PROBE,
+    TcpAnalysis,
+)
+
+# Above this many connections with data, only the largest are labelled period by period (the
+# cross-flow rules still see every connection): a bound on time for hostile or huge captures,
+# and the long tail of tiny flows cannot be what made a transfer slow.
+MAX_LABELLED_CONNECTIONS = 2000
+
+
+def endpoint(addr16: npt.NDArray[np.uint8], port: int) -> str:
+    """``ip:port`` for IPv4 (stored IPv4-mapped) and ``[ip]:port`` for IPv6."""
+    ip = ipaddress.IPv6Address(bytes(addr16))
+    if ip.ipv4_mapped is not None:
+        return f"{ip.ipv4_mapped}:{port}"
+    return f"[{ip.compressed}]:{port}"
+
+
+def sender_lag(syn_rtt_ns: int, synack_rtt_ns: int, sender_is_client: bool) -> float | None:
+    """Round trip from the capture point to the data sender and back, in seconds.
+
+    The handshake splits the round trip at the capture point: SYN → SYN/ACK is the part through
+    the server, SYN/ACK → ACK the part through the client. When the client sends the data, the
+    sender's part is SYN/ACK → ACK, and the other way round (None when not captured).
+    """
+    part = synack_rtt_ns if sender_is_client else syn_rtt_ns
+    return part / 1e9 if part >= 0 else None
+
+
+def connections(analysis: TcpAnalysis) -> list[Connection]:
+    """One :class:`Connection` per flow; flows beyond ``MAX_LABELLED_CONNECTIONS`` (the
+    smallest by payload) keep their timing but carry no transfers."""
+    flows, seg, rtt = analysis.flows, analysis.segments, analysis.rtt
+    origin = analysis.capture_start_ns
+    n = len(flows)
+    payload = flows.bytes_c2s + flows.bytes_s2c
+    keep = np.zeros(n, np.bool_)
+    keep[np.argsort(-payload, kind="stable")[:MAX_LABELLED_CONNECTIONS]] = True
+    keep &= payload > 0
+    rtt_bounds = np.searchsorted(rtt.flow, np.arange(n + 1), side="left")
+
+    def secs(ns: int) -> float | None:
+        return (ns - origin) / 1e9 if ns >= 0 else None
+
+    out: list[Connection] = []
+    for f in range(n):  # per connection; every step inside is vectorised over its segments
+        syn_rtt = int(flows.handshake_syn_rtt_ns[f])
+        synack_rtt = int(flows.handshake_synack_rtt_ns[f])
+        hs = int(flows.handshake_rtt_ns[f])
+        established = secs(int(flows.handshake_ack_ns[f]))
+        transfers: list[Transfer] = []
+        if keep[f]:
+            r = slice(int(rtt_bounds[f]), int(rtt_bounds[f + 1]))
+            for d in (0, 1):
+                tr = _transfer(analysis, f, d, r, syn_rtt, synack_rtt)
+                if tr is not None:
+                    transfers.append(tr)
+        syn_ns = int(flows.syn_ns[f])
+        syn_frame = None
+        if syn_ns >= 0:
+            cs = seg.slice_of(f, CLIENT_TO_SERVER)
+            hit = np.flatnonzero(seg.time_ns[cs] == syn_ns)
+            syn_frame = int(seg.frame[cs][hit[0]]) if hit.size else None
+        out.append(
+            Connection(
+                flow=int(flows.id[f]),
+                client=endpoint(flows.client_addr[f], int(flows.client_port[f])),
+                server=endpoint(flows.server_addr[f], int(flows.server_port[f])),
+                start_s=(int(flows.start_ns[f]) - origin) / 1e9,
+                end_s=(int(flows.end_ns[f]) - origin) / 1e9,
+                syn_s=secs(syn_ns),
+                established_s=established,
+                handshake_rtt_s=hs / 1e9 if hs >= 0 else None,
+                first_frame=int(flows.first_frame[f]),
+                syn_frame=syn_frame,
+                transfers=tuple(transfers),
+            )
+        )
+    return out
+
+
+def _transfer(
+    analysis: TcpAnalysis, f: int, d: int, r: slice, syn_rtt: int, synack_rtt: int
+) -> Transfer | None:
+    flows, seg, rtt = analysis.flows, analysis.segments, analysis.rtt
+    origin = analysis.capture_start_ns
+    sent = seg.slice_of(f, d)
+    data = np.flatnonzero(seg.payload_len[sent] > 0) + sent.start
+    if data.size == 0:
+        return None
+    back = seg.slice_of(f, 1 - d)
+    acks = np.flatnonzero((seg.flags[back] & ACK) != 0) + back.start
+    sender_is_client = d == CLIENT_TO_SERVER
+    # The receiver's window is scaled with the receiver's shift; unknown shift = unknown window.
+    rcv_scale = flows.window_scale_server[f] if sender_is_client else flows.window_scale_client[f]
+    window = seg.window[acks] if rcv_scale >= 0 else np.full(acks.size, -1, np.int64)
+    rcv_mss = int(flows.mss_server[f] if sender_is_client else flows.mss_client[f])
+    payload = seg.payload_len[data]
+    lag = sender_lag(syn_rtt, synack_rtt, sender_is_client)
+    kind, direction = rtt.kind[r], rtt.direction[r]
+    mine = (kind == RTT_DATA_ACK) & (direction == d)
+    echo = (kind == RTT_TIMESTAMP) & (direction == 1 - d)
+    echo_s = rtt.rtt_ns[r][echo] / 1e9
+    if lag is None:
+        # No handshake: the timestamp echo through the sender measures the same round trip.
+        lag = float(np.min(echo_s)) if echo_s.size else 0.0
+    return Transfer(
+        flow=int(flows.id[f]),
+        direction="client_to_server" if sender_is_client else "server_to_client",
+        sender=endpoint(
+            flows.client_addr[f] if sender_is_client else flows.server_addr[f],
+            int(flows.client_port[f] if sender_is_client else flows.server_port[f]),
+        ),
+        receiver=endpoint(
+            flows.server_addr[f] if sender_is_client else flows.client_addr[f],
+            int(flows.server_port[f] if sender_is_client else flows.client_port[f]),
+        ),
+        mss=rcv_mss if rcv_mss > 0 else max(int(payload.max()), 1),
+        window_scale=int(rcv_scale),
+        lag_s=lag,
+        t=(seg.time_ns[data] - origin) / 1e9,
+        frame=seg.frame[data].astype(np.int64),
+        seq=seg.seq[data],
+        seq_end=seg.seq[data] + payload,
+        retransmission=resent(seg.seq[data], payload, seg.events[data]),
+        ack_t=(seg.time_ns[acks] - origin) / 1e9,
+        ack_frame=seg.frame[acks].astype(np.int64),
+        ack=seg.ack[acks],
+        window=window.astype(np.int64),
+        ack_has_data=seg.payload_len[acks] > 0,
+        rtt_t=(rtt.time_ns[r][mine] - origin) / 1e9,
+        rtt_s=rtt.rtt_ns[r][mine] / 1e9,
+        echo_t=(rtt.time_ns[r][echo] - origin) / 1e9,
+        echo_s=echo_s,
+    )
+
+
+def resent(seq: I64, payload: I64, events: npt.NDArray[np.uint32]) -> B:
+    """Data segments that carry sequence space already sent: retransmissions.
+
+    Wireshark labels many retransmissions ``out_of_order`` instead (when the original left less
+    than an RTT earlier, as in SACK recovery seen at the sender: 63 of the 67 in lossy_download),
+    so the diagnosis counts re-sent sequence space itself. Keep-alives and zero-window probes
+    re-send a byte by design and are not losses.
+    """
+    prior = np.concatenate(([np.iinfo(np.int64).min], np.maximum.accumulate(seq + payload)[:-1]))
+    probe = (events & (KEEP_ALIVE | ZERO_WINDOW_PROBE)) != 0
+    flagged = (events & RETRANSMISSION) != 0
+    out: B = ((seq < prior) | flagged) & ~probe
+    return out
+
+
+def dns_exchanges(capture: Capture, origin_ns: int) -> list[DnsExchange]:
+    """Each DNS query with its answer (same id and name, first response after it).
+
+    ``origin_ns`` is the time the TCP analysis counts from, so both share one clock.
+    """
+    dns, pk = capture.dns, capture.packets
+    if dns.packet_index.size == 0:
+        return []
+    origin = origin_ns
+    t = (pk.ts_ns[dns.packet_index] - origin) / 1e9
+    frame = pk.frame[dns.packet_index]
+    answers = dns.answer_addrs
+    pending: dict[tuple[int, str], int] = {}
+    out: list[DnsExchange] = []
+    # DNS messages are few (a handful per connection at most); pairing them is a dictionary walk.
+    for i in range(dns.packet_index.size):
+        key = (int(dns.dns_id[i]), str(dns.qname[i]))
+        if not dns.is_response[i]:
+            pending[key] = i
+            continue
+        q = pending.pop(key, None)
+        if q is None:
+            continue
+        addr = pk.src_addr[dns.packet_index[q]]
+        out.append(
+            DnsExchange(
+                query_t=float(t[q]),
+                answer_t=float(t[i]),
+                query_frame=int(frame[q]),
+                answer_frame=int(frame[i]),
+                qname=key[1],
+                qtype=int(dns.qtype[q]),
+                client=endpoint(addr, 0).rsplit(":", 1)[0].strip("[]"),
+                answers=tuple(answers[i]) if i < len(answers) else (),
+            )
+        )
+    for key, q in pending.items():
+        addr = pk.src_addr[dns.packet_index[q]]
+        out.append(
+            DnsExchange(
+                query_t=float(t[q]),
+                answer_t=None,
+                query_frame=int(frame[q]),
+                answer_frame=None,
+                qname=key[1],
+                qtype=int(dns.qtype[q]),
+                client=endpoint(addr, 0).rsplit(":", 1)[0].strip("[]"),
+                answers=(),
+            )
+        )
+    out.sort(key=lambda x: x.query_t)
+    return out

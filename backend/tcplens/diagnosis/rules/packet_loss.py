@@ -1,0 +1,97 @@
+"""packet-loss: retransmissions and the congestion-window cuts that follow them.
+
+What it detects
+    Time spent recovering from loss (from a retransmission until the data outstanding then is
+    acknowledged, and pauses that end in a retransmission — a retransmission timeout), plus
+    time after a loss in which the sender was held by its congestion window while the round
+    trip showed no queue: the window was small because loss had cut it, not because the path
+    was full.
+
+Why it matters
+    TCP reads loss as congestion and halves its rate (Cubic: × 0.7); with random loss of p the
+    rate is bounded near MSS / (RTT · √p) (Mathis et al. 1997), so 1 % loss at 30 ms caps a
+    flow around 4 Mbit/s whatever the path's capacity. A retransmission timeout costs a
+    minimum of 200 ms on Linux.
+
+What to do
+    Find where packets are dropped: the counters of the interfaces, switches and Wi-Fi links
+    on the path (errors, discards), a policer or a full queue. Where the capture point sits
+    says which side of it the loss is.
+
+Thresholds
+    Reported when loss-labelled time is at least 10 % of the connection's time: a transfer
+    through a drop-tail bottleneck loses a few segments when its queue overflows and recovers
+    within a round trip or two, which stays below that.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcplens.diagnosis import wording as w
+from tcplens.diagnosis.context import Context, evidence_of
+from tcplens.diagnosis.finding import Factor, Finding
+
+CODE = "packet-loss"
+FACTOR: Factor = "loss"
+MIN_SHARE = 0.1
+
+
+def detect(ctx: Context) -> list[Finding]:
+    ft = ctx.factor_time(FACTOR)
+    flows = [
+        f
+        for f in ft.flows
+        if ft.seconds[f] >= MIN_SHARE * max(ctx.by_flow[f].end_s - ctx.by_flow[f].start_s, 1e-9)
+    ]
+    if not flows:
+        return []
+    worst = flows[0]
+    conn = ctx.by_flow[worst]
+    tr = ctx.transfer(worst)
+    if tr is None:
+        return []
+    rtx = np.flatnonzero(tr.retransmission)
+    segments = tr.t.size
+    rtt = conn.min_rtt_s
+    total = sum(ft.seconds[f] for f in flows)
+    rate = tr.payload_bytes / max(float(tr.t[-1] - tr.t[0]), 1e-9) if segments > 1 else 0.0
+    near_sender = rtt is not None and tr.lag_s < 0.25 * rtt
+    where = (
+        "The capture saw the original segments, so they were lost between the capture point and "
+        f"{tr.receiver}."
+        if near_sender
+        else f"The capture point is near {tr.receiver}: the segments were lost on the way from "
+        f"{tr.sender} to it."
+    )
+    summary = (
+        f"{tr.sender} retransmitted {rtx.size} of {segments} data segments "
+        f"({w.share(rtx.size / max(segments, 1))}) in flow {worst}; recovering from the losses "
+        f"and the smaller congestion window that followed held the transfer for "
+        f"{w.duration(ft.seconds[worst])} of its {w.duration(conn.end_s - conn.start_s)}, and it "
+        f"averaged {w.rate(rate)}. {where}"
+    )
+    if len(flows) > 1:
+        summary += f" {len(flows)} flows lost data, {w.duration(total)} in all."
+    fix = (
+        "Find the drops: check error and discard counters on the interfaces, switches and Wi-Fi "
+        "links between the capture point and the receiver, and any policer or overflowing "
+        "queue on that path."
+    )
+    frames = [int(x) for x in tr.frame[rtx[:MAX_FRAMES_LOSS]]]
+    return [
+        Finding(
+            code=CODE,
+            factor=FACTOR,
+            severity=ctx.severity(total),
+            title=f"Packet loss: {rtx.size} retransmissions held the transfer back",
+            summary=summary,
+            fix=fix,
+            time_lost_s=total,
+            flows=tuple(flows),
+            evidence=evidence_of(ft.spans, frames, retransmissions=int(rtx.size)),
+        )
+    ]
+
+
+MAX_FRAMES_LOSS = 30

@@ -1,0 +1,103 @@
+"""receiver-app-slow: the receiving application did not read fast enough.
+
+What it detects
+    Time in which the sender had filled the receiver's advertised window while that window was
+    at most half of the largest one the receiver had offered before (down to zero): the
+    receiver's buffer was full of data its application had not read yet. The window then opens
+    in steps when the application reads (Wireshark's ``window_update``), or stays at zero and the
+    sender probes it (``zero_window_probe``).
+
+Why it matters
+    No network or TCP setting helps: the bytes arrive as fast as the receiving program consumes
+    them. A bigger buffer only delays the moment it fills.
+
+What to do
+    Look at the receiving program: read in larger chunks, do not block the reading loop on disk
+    or processing (hand data to a worker), or read more often.
+
+Thresholds
+    "Half of the largest window offered so far" is a ratio of the receiver's own numbers, so it
+    holds for any buffer size and RTT; it is a running maximum so that a window still growing by
+    autotuning early in a transfer is not mistaken for a full buffer. On zero_window_slow_reader
+    (8 KB buffer, 4 KB read every 30 ms) 69 % of the time is labelled this way; on
+    rcvbuf_locked_download (fast reader, small buffer) none is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcplens.diagnosis import wording as w
+from tcplens.diagnosis.context import Context, evidence_of
+from tcplens.diagnosis.finding import Factor, Finding
+from tcplens.diagnosis.measure import delivered_bytes, of_transfer
+
+CODE = "receiver-app-slow"
+FACTOR: Factor = "receiver_app"
+MIN_SHARE = 0.05
+
+
+def detect(ctx: Context) -> list[Finding]:
+    ft = ctx.factor_time(FACTOR)
+    flows = [
+        f
+        for f in ft.flows
+        if ft.seconds[f] >= MIN_SHARE * max(ctx.by_flow[f].end_s - ctx.by_flow[f].start_s, 1e-9)
+    ]
+    if not flows:
+        return []
+    worst = flows[0]
+    conn = ctx.by_flow[worst]
+    tr = ctx.transfer(worst)
+    if tr is None:
+        return []
+    mine = of_transfer(tr, ft.spans)
+    known = tr.window[tr.window >= 0]
+    largest = int(known.max()) if known.size else 0
+    zero = np.flatnonzero(tr.window == 0)
+    small = np.flatnonzero((tr.window >= 0) & (tr.window * 2 <= largest))
+    got = delivered_bytes(tr, mine) / max(float(mine.duration.sum()), 1e-9)
+    rtt = conn.min_rtt_s
+    total = sum(ft.seconds[f] for f in flows)
+    receiver_host = tr.receiver.rsplit(":", 1)[0]
+    closed = (
+        f"advertised a zero window {zero.size} times"
+        if zero.size
+        else f"let its window shrink to {w.size(int(known.min()) if known.size else 0)}"
+    )
+    summary = (
+        f"For {w.duration(ft.seconds[worst])} of flow {worst}'s "
+        f"{w.duration(conn.end_s - conn.start_s)}, {tr.receiver} had data in its buffer that its "
+        f"application had not read: of a receive window of up to {w.size(largest)} it {closed} "
+        f"({small.size} of its {tr.window.size} ACKs offered half the window or less), and "
+        f"{tr.sender} had to wait for it to read. Data moved at {w.rate(got)} during that time, "
+        "the pace at which the application consumed it"
+    )
+    if rtt:
+        summary += f"; the window alone would have allowed {w.rate(largest / rtt)}"
+    summary += "."
+    fix = (
+        f"The network is not the problem: make the application on {receiver_host} read faster — "
+        "larger reads, a reading loop that does not wait on disk or processing (hand the data to "
+        "a worker), or more frequent reads. A larger receive buffer only postpones the stall."
+    )
+    frames = [int(x) for x in tr.ack_frame[zero[:10]]] + [int(x) for x in tr.ack_frame[small[:10]]]
+    return [
+        Finding(
+            code=CODE,
+            factor=FACTOR,
+            severity=ctx.severity(total),
+            title=f"Receiving application too slow: it read at {w.rate(got)}",
+            summary=summary,
+            fix=fix,
+            time_lost_s=total,
+            flows=tuple(flows),
+            evidence=evidence_of(
+                ft.spans,
+                frames,
+                zero_window_acks=int(zero.size),
+                largest_window_bytes=largest,
+                read_rate_bps=round(got * 8),
+            ),
+        )
+    ]

@@ -1,0 +1,114 @@
+"""receiver-window-limited: the receiver's buffer was too small for the path.
+
+What it detects
+    Time in which the sender had sent everything the receiver's advertised window allowed (its
+    highest byte within one segment of ack + window, as the sender knew it) while the window
+    stood at the largest value this receiver ever offered: the buffer was full of data *in
+    flight*, not of unread data. Throughput is then capped at window / RTT whatever the path can
+    carry. Wireshark marks the same moments as ``tcp.analysis.window_full``.
+
+Why it matters
+    It is the classic "fast network, slow transfer": a fixed ``SO_RCVBUF`` (or nginx
+    ``listen ... rcvbuf=``) switches off Linux's receive-buffer autotuning, and without window
+    scaling (RFC 7323) the window cannot exceed 64 KB. At 30 ms RTT a 64 KB window caps a
+    transfer at 17 Mbit/s on a gigabit path.
+
+What to do
+    Let the receiver's kernel autotune: remove the fixed receive buffer, make sure
+    ``net.ipv4.tcp_rmem``'s maximum is at least the bandwidth-delay product (rate × RTT) and
+    that window scaling is on.
+
+Thresholds (why they hold across RTTs, sizes and capture points)
+    The comparison is between sequence numbers, not rates, so it does not depend on RTT or size;
+    the sender's view of the window is taken ``lag_s`` before each resume (~0 near the sender,
+    one RTT near the receiver) with a jitter allowance of 20 % of that lag, which on the lab
+    captures separates 89-98 % window-limited time (rcvbuf_locked_download at the receiver,
+    rwnd_small_upload at the sender) from < 1 % on the autotuned transfers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcplens.diagnosis import wording as w
+from tcplens.diagnosis.context import Context, evidence_of
+from tcplens.diagnosis.finding import Factor, Finding
+from tcplens.diagnosis.measure import delivered_bytes, of_transfer, windows_during
+
+CODE = "receiver-window-limited"
+FACTOR: Factor = "receiver_window"
+MIN_SHARE = 0.05  # of the flow's own duration, below which a few window-full moments are noise
+
+
+def target_rate(cap_bps: float) -> float:
+    """A round rate to size the window for: 100 Mbit/s, or 1 Gbit/s once the cap is above 50."""
+    return 125e6 if cap_bps * 8 > 50e6 else 12.5e6
+
+
+def detect(ctx: Context) -> list[Finding]:
+    ft = ctx.factor_time(FACTOR)
+    flows = [
+        f
+        for f in ft.flows
+        if ft.seconds[f] >= MIN_SHARE * max(ctx.by_flow[f].end_s - ctx.by_flow[f].start_s, 1e-9)
+    ]
+    if not flows:
+        return []
+    worst = flows[0]
+    conn = ctx.by_flow[worst]
+    tr = ctx.transfer(worst)
+    rtt = conn.min_rtt_s
+    if tr is None or rtt is None or rtt <= 0:
+        return []
+    mine = of_transfer(tr, ft.spans)
+    windows = windows_during(tr, mine)
+    window = int(windows.max()) if windows.size else int(tr.window.max())
+    cap = window / rtt
+    got = delivered_bytes(tr, mine) / max(float(mine.duration.sum()), 1e-9)
+    target = target_rate(cap)
+    needed = target * rtt
+    total = sum(ft.seconds[f] for f in flows)
+    receiver_host = tr.receiver.rsplit(":", 1)[0]
+    no_scaling = tr.window_scale == 0
+    why = (
+        " Window scaling was not negotiated in the handshake, so the window cannot exceed 64 KB."
+        if no_scaling
+        else ""
+    )
+    summary = (
+        f"For {w.duration(ft.seconds[worst])} of flow {worst}'s {w.duration(conn.end_s - conn.start_s)}, "
+        f"{tr.sender} had sent everything {tr.receiver} allowed: the receiver's advertised window "
+        f"never exceeded {w.size(window)}, and at a {w.duration(rtt)} round trip that caps the "
+        f"transfer at {w.rate(cap)} (window / RTT); it ran at {w.rate(got)} while limited. "
+        f"To run at {w.rate(target)} this path needs a window of about {w.size(needed)} "
+        f"(the bandwidth-delay product).{why}"
+    )
+    if len(flows) > 1:
+        summary += f" {len(flows)} flows were limited this way, {w.duration(total)} in all."
+    fix = (
+        f"Let {receiver_host}'s kernel size the receive buffer: remove the fixed SO_RCVBUF "
+        "(or nginx `listen ... rcvbuf=`) so autotuning can grow the window, and make sure "
+        f"net.ipv4.tcp_rmem's maximum is at least {w.size(needed)}"
+        + (" and net.ipv4.tcp_window_scaling is 1." if no_scaling else ".")
+    )
+    windows_full = [int(x) for x in mine.frame0[:10]]
+    return [
+        Finding(
+            code=CODE,
+            factor=FACTOR,
+            severity=ctx.severity(total),
+            title=f"Receiver window too small: {w.size(window)} caps the transfer at {w.rate(cap)}",
+            summary=summary,
+            fix=fix,
+            time_lost_s=total,
+            flows=tuple(flows),
+            evidence=evidence_of(
+                ft.spans,
+                windows_full,
+                advertised_window_bytes=window,
+                rtt_ms=round(rtt * 1e3, 3),
+                cap_bps=round(cap * 8),
+                needed_window_bytes=int(np.ceil(needed)),
+            ),
+        )
+    ]

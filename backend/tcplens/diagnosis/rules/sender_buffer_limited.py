@@ -1,0 +1,95 @@
+"""sender-buffer-limited: the sender did not have the data in its socket buffer.
+
+What it detects
+    Time in which the sender stopped sending although the receiver's window had room and ACKs
+    were freeing space in its congestion window, while data was still in flight; or sent less
+    than it had already had in flight earlier without any loss to shrink its congestion window.
+    Bytes in flight plateau well below the receive window, with no retransmissions. This is what
+    Linux counts as ``tcpi_sndbuf_limited``.
+
+Why it matters
+    A fixed ``SO_SNDBUF`` (8 KB is common in old code and some frameworks) holds at most that
+    much unacknowledged data, so the transfer runs at about buffer / RTT however fast the path;
+    many small ``write()`` calls from a slow producer look the same.
+
+What to do
+    Remove the fixed SO_SNDBUF so the kernel autotunes it (``net.ipv4.tcp_wmem``), or raise it
+    to at least the bandwidth-delay product; write in larger batches.
+
+Thresholds
+    "ACKs freed at least two segments during a pause longer than 10 % of the RTT" and "in flight
+    below 90 % of what it was earlier" are relative to the flow's own RTT and segment size. On
+    sndbuf_small_upload (SO_SNDBUF 8 KB, 80 ms) 60 % of the time is labelled this way, on the
+    autotuned bulk transfers under 4 %.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcplens.diagnosis import wording as w
+from tcplens.diagnosis.context import Context, evidence_of
+from tcplens.diagnosis.finding import Factor, Finding
+from tcplens.diagnosis.measure import delivered_bytes, flight_during, of_transfer, windows_during
+
+CODE = "sender-buffer-limited"
+FACTOR: Factor = "sender_buffer"
+MIN_SHARE = 0.1
+
+
+def detect(ctx: Context) -> list[Finding]:
+    ft = ctx.factor_time(FACTOR)
+    flows = [
+        f
+        for f in ft.flows
+        if ft.seconds[f] >= MIN_SHARE * max(ctx.by_flow[f].end_s - ctx.by_flow[f].start_s, 1e-9)
+    ]
+    if not flows:
+        return []
+    worst = flows[0]
+    conn = ctx.by_flow[worst]
+    tr = ctx.transfer(worst)
+    rtt = conn.min_rtt_s
+    if tr is None or rtt is None or rtt <= 0:
+        return []
+    mine = of_transfer(tr, ft.spans)
+    flight = flight_during(tr, mine)
+    plateau = float(np.percentile(flight, 90)) if flight.size else 0.0
+    windows = windows_during(tr, mine)
+    window = float(np.median(windows)) if windows.size else 0.0
+    got = delivered_bytes(tr, mine) / max(float(mine.duration.sum()), 1e-9)
+    total = sum(ft.seconds[f] for f in flows)
+    sender_host = tr.sender.rsplit(":", 1)[0]
+    needed = 12.5e6 * rtt if plateau / rtt * 8 < 50e6 else 125e6 * rtt
+    summary = (
+        f"For {w.duration(ft.seconds[worst])} of flow {worst}'s "
+        f"{w.duration(conn.end_s - conn.start_s)}, {tr.sender} kept at most about "
+        f"{w.size(plateau)} in flight although {tr.receiver} offered a window of "
+        f"{w.size(window)} and nothing was lost: it paused while ACKs freed room, so the data "
+        f"was not in its socket buffer. At a {w.duration(rtt)} round trip that holds the transfer "
+        f"near {w.rate(plateau / rtt)}; it ran at {w.rate(got)} during that time."
+    )
+    fix = (
+        f"On {sender_host}, remove a fixed SO_SNDBUF so the kernel autotunes the send buffer "
+        f"(net.ipv4.tcp_wmem), or raise it to at least {w.size(needed)} (rate × RTT for "
+        f"{w.rate(needed / rtt)}); write in larger batches instead of many small writes."
+    )
+    return [
+        Finding(
+            code=CODE,
+            factor=FACTOR,
+            severity=ctx.severity(total),
+            title=f"Sender's buffer too small: only {w.size(plateau)} in flight",
+            summary=summary,
+            fix=fix,
+            time_lost_s=total,
+            flows=tuple(flows),
+            evidence=evidence_of(
+                ft.spans,
+                None,
+                bytes_in_flight=int(plateau),
+                receiver_window_bytes=int(window),
+                rtt_ms=round(rtt * 1e3, 3),
+            ),
+        )
+    ]

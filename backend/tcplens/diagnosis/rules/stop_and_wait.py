@@ -1,0 +1,92 @@
+"""stop-and-wait: the application waited for an answer before sending more.
+
+What it detects
+    Pauses in which everything the sender had sent was acknowledged and it sent nothing more
+    until later — typically right after the peer's application answered (an application-level
+    ack, the response to a request): in flight drops to zero every round trip, request/response
+    ping-pong. Also the wait between a request and its response when the server takes much
+    longer than a round trip to answer.
+
+Why it matters
+    Each turn costs at least one round trip however fast the path: sending 512 KB as 16 KB
+    messages that each wait for an answer at 25 ms RTT takes 32 round trips of waiting. TCP
+    and the network are idle in between, so no TCP tuning helps.
+
+What to do
+    Pipeline: send the next message (request) before the answer to the previous one arrives,
+    batch messages, or make the acknowledgement window larger (several messages outstanding).
+    For a slow server response, look at the server's processing time.
+
+Thresholds
+    A pause is longer than 10 % of the RTT; pauses longer than max(0.5 s, 4 RTT) are idle time
+    (a user thinking, a keep-alive connection at rest) and not counted. Reported when these
+    turns took at least 20 % of the connection's time: a normal single request/response pays
+    one round trip and stays below that.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcplens.diagnosis import wording as w
+from tcplens.diagnosis.context import Context, evidence_of
+from tcplens.diagnosis.finding import Factor, Finding
+
+CODE = "stop-and-wait"
+FACTOR: Factor = "application"
+MIN_SHARE = 0.2
+
+
+def detect(ctx: Context) -> list[Finding]:
+    ft = ctx.factor_time(FACTOR)
+    flows = [
+        f
+        for f in ft.flows
+        if ft.seconds[f] >= MIN_SHARE * max(ctx.by_flow[f].end_s - ctx.by_flow[f].start_s, 1e-9)
+    ]
+    if not flows:
+        return []
+    worst = flows[0]
+    conn = ctx.by_flow[worst]
+    tr = ctx.transfer(worst)
+    if tr is None:
+        return []
+    mine = ft.spans.take(ft.spans.flow == worst)
+    turns = int(mine.t0.size)
+    mean_turn = float(mine.duration.mean())
+    answered = int(tr.ack_has_data.sum())
+    per_turn = tr.payload_bytes / max(turns, 1)
+    rtt = conn.min_rtt_s
+    total = sum(ft.seconds[f] for f in flows)
+    summary = (
+        f"Flow {worst} spent {w.duration(ft.seconds[worst])} of its "
+        f"{w.duration(conn.end_s - conn.start_s)} in {turns} pauses of {w.duration(mean_turn)} on "
+        f"average in which {tr.sender} had everything acknowledged and sent nothing, waiting for "
+        f"its application"
+    )
+    if answered:
+        summary += f" ({tr.receiver} answered {answered} times)"
+    summary += f"; it sent about {w.size(per_turn)} between pauses."
+    if rtt:
+        summary += (
+            f" Each turn costs at least one {w.duration(rtt)} round trip however fast the path."
+        )
+    fix = (
+        "Pipeline the exchanges: send the next message or request before the answer to the "
+        "previous one arrives (or allow several outstanding), batch small messages into larger "
+        "ones, or run independent requests concurrently."
+    )
+    frames = [int(x) for x in np.concatenate((mine.frame0[:10], mine.frame1[:10]))]
+    return [
+        Finding(
+            code=CODE,
+            factor=FACTOR,
+            severity=ctx.severity(total),
+            title=f"Stop-and-wait: {turns} application turns took {w.duration(total)}",
+            summary=summary,
+            fix=fix,
+            time_lost_s=total,
+            flows=tuple(flows),
+            evidence=evidence_of(ft.spans, frames, turns=turns),
+        )
+    ]
