@@ -265,6 +265,13 @@ def nagle_stalls(tr: Transfer, base_rtt: float) -> tuple[B, F64]:
     far_side = max(base_rtt - tr.lag_s, 0.0)  # capture point -> receiver -> capture point
     delay = (tr.ack_t[k] - tr.t[:-1]) - far_side
     follow = tr.t[1:] - ack_seen
+    # The next segment must have fitted in the window offered before that ACK: if the ACK
+    # opened the window (a window update from a slow reader), the window held it, not Nagle.
+    known = tr.window >= 0
+    edge = np.where(known, tr.ack + np.maximum(tr.window, 0), np.iinfo(np.int64).max // 4)
+    edge_cum = np.maximum.accumulate(edge)
+    edge_before = np.where(k > 0, edge_cum[np.maximum(k - 1, 0)], np.iinfo(np.int64).max // 4)
+    fitted = tr.seq_end[1:] <= edge_before
     tolerance = max(0.002, 0.1 * base_rtt)
     stall = (
         small
@@ -274,6 +281,7 @@ def nagle_stalls(tr: Transfer, base_rtt: float) -> tuple[B, F64]:
         & (follow >= -tolerance)
         & (follow <= tolerance)
         & ~tr.retransmission[1:]
+        & fitted
     )
     return stall, np.where(stall, delay, 0.0)
 
