@@ -186,7 +186,9 @@ def label_transfer(tr: Transfer, base_rtt: float) -> Intervals:
     ack_v = _at(tr.ack_t, ack_cum, resume_view, 0)
     # "Everything acknowledged" includes the ACK that let the sender resume (an application's
     # answer often carries it), so this view looks just past the resume instead of before it.
-    ack_r = _at(tr.ack_t, ack_cum, t1 - tr.lag_s + jitter, 0)
+    # Its margin is small: near the sender, ACKs only tens of microseconds apart must not
+    # count as already received.
+    ack_r = _at(tr.ack_t, ack_cum, t1 - 0.8 * tr.lag_s, 0)
     ack_s = _at(tr.ack_t, ack_cum, start_view, 0)
     win_v = _at(tr.ack_t, np.where(known, tr.window, big), resume_view, big)
     winmax_v = _at(tr.ack_t, win_max, resume_view, 0)
