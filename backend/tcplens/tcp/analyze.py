@@ -1,0 +1,167 @@
+"""Packet table → :class:`~tcplens.tcp.model.TcpAnalysis`: the TCP analysis entry point."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from tcplens.capture.table import FIN, RST, PacketTable
+from tcplens.tcp.events import analyze_events
+from tcplens.tcp.flows import FlowAssignment, assign_flows
+from tcplens.tcp.grouping import group_reduce
+from tcplens.tcp.model import (
+    RETRANSMISSION,
+    Flows,
+    RttSamples,
+    Segments,
+    TcpAnalysis,
+)
+from tcplens.tcp.rtt import rtt_samples
+from tcplens.tcp.segments import SegmentColumns, build_segments
+from tcplens.tcp.vantage import infer_vantage
+from tcplens.tcp.window import idle_gaps, zero_window_spans
+
+I64 = npt.NDArray[np.int64]
+
+
+def analyze_tcp(packets: PacketTable) -> TcpAnalysis:
+    """Analyse every TCP flow of a capture (see :mod:`tcplens.tcp.model` for the result).
+
+    Non-TCP, malformed and undecoded packets are ignored; a capture without TCP gives empty
+    tables. ``backend/tests/tcp`` has small synthetic captures that show each rule.
+    """
+    start_ns = int(packets.ts_ns.min()) if len(packets) else 0
+    fa = assign_flows(packets)
+    cols = build_segments(packets, fa)
+    n_flows = fa.n_flows
+
+    # the state machine runs in capture order within each flow: (flow, frame)
+    flow_order = np.lexsort((cols.rows, cols.flow))
+    hs = cols.handshake
+    peer_scale = np.where(
+        cols.direction == 0,
+        hs.window_scale_server[cols.flow],
+        hs.window_scale_client[cols.flow],
+    ).astype(np.int8)
+    fo = flow_order
+    ev_f, bif_f, room_f = analyze_events(
+        cols.flow[fo],
+        cols.direction[fo],
+        cols.time_ns[fo],
+        cols.seq[fo],
+        cols.payload_len[fo],
+        cols.flags[fo],
+        cols.ack[fo],
+        cols.window_raw[fo],
+        peer_scale[fo],
+        cols.sack_count[fo],
+        cols.sack_left[fo],
+        cols.sack_right[fo],
+    )
+    events = np.empty_like(ev_f)
+    events[fo] = ev_f
+    bif = np.empty_like(bif_f)
+    bif[fo] = bif_f
+    headroom = np.empty_like(room_f)
+    headroom[fo] = room_f
+
+    segments = Segments(
+        offsets=cols.offsets,
+        flow=cols.flow,
+        direction=cols.direction,
+        packet_index=cols.rows,
+        frame=cols.frame,
+        time_ns=cols.time_ns,
+        seq=cols.seq,
+        payload_len=cols.payload_len,
+        ack=cols.ack,
+        window=cols.window,
+        flags=cols.flags,
+        sack_count=cols.sack_count,
+        sack_left=cols.sack_left,
+        sack_right=cols.sack_right,
+        has_ts=cols.has_ts,
+        ts_val=cols.ts_val,
+        ts_ecr=cols.ts_ecr,
+        events=events,
+        bytes_in_flight=bif,
+        window_headroom=headroom,
+    )
+    rtt = rtt_samples(segments, cols.handshake, n_flows)
+    flows = _flows(packets, fa, cols, segments, rtt)
+    zero = zero_window_spans(segments)
+    gaps = idle_gaps(segments, rtt, n_flows, flow_order)
+    return TcpAnalysis(
+        capture_start_ns=start_ns,
+        flows=flows,
+        segments=segments,
+        rtt=rtt,
+        zero_windows=zero,
+        idle_gaps=gaps,
+    )
+
+
+def _flows(
+    packets: PacketTable,
+    fa: FlowAssignment,
+    cols: SegmentColumns,
+    seg: Segments,
+    rtt: RttSamples,
+) -> Flows:
+    n = fa.n_flows
+    key = cols.key
+    per_dir = np.diff(cols.offsets)
+    t = cols.time_ns
+    start = group_reduce(cols.flow, t, n, np.minimum, 0)
+    end = group_reduce(cols.flow, t, n, np.maximum, 0)
+
+    data = np.flatnonzero(cols.payload_len > 0)
+    hi = group_reduce(key[data], cols.seq[data] + cols.payload_len[data], 2 * n, np.maximum, 0)
+    lo = group_reduce(key[data], cols.seq[data], 2 * n, np.minimum, 0)
+    unique_bytes = hi - lo
+    retrans = np.bincount(key[(seg.events & RETRANSMISSION) != 0], minlength=2 * n)
+    fin = np.bincount(cols.flow[(cols.flags & FIN) != 0], minlength=n) > 0
+    rst = np.bincount(cols.flow[(cols.flags & RST) != 0], minlength=n) > 0
+    ts_dir = np.bincount(key[cols.has_ts], minlength=2 * n) > 0
+
+    hs = cols.handshake
+    syn_ns = np.where(hs.syn >= 0, t[hs.syn], -1)
+    synack_ns = np.where(hs.synack >= 0, t[hs.synack], -1)
+    ack_ns = np.where(hs.ack >= 0, t[hs.ack], -1)
+    syn_rtt = np.where((syn_ns >= 0) & (synack_ns >= syn_ns), synack_ns - syn_ns, -1)
+    synack_rtt = np.where((synack_ns >= 0) & (ack_ns >= synack_ns), ack_ns - synack_ns, -1)
+
+    client_row = fa.client_row  # a packet the client sent: its source is the client
+    return Flows(
+        id=np.arange(1, n + 1, dtype=np.int64),
+        ip_version=packets.ip_version[client_row],
+        client_addr=packets.src_addr[client_row],
+        client_port=packets.src_port[client_row],
+        server_addr=packets.dst_addr[client_row],
+        server_port=packets.dst_port[client_row],
+        client_from_syn=fa.client_from_syn,
+        first_frame=packets.frame[fa.first_row],
+        start_ns=start,
+        end_ns=end,
+        packets=per_dir[0::2] + per_dir[1::2],
+        packets_c2s=per_dir[0::2].copy(),
+        packets_s2c=per_dir[1::2].copy(),
+        bytes_c2s=unique_bytes[0::2].copy(),
+        bytes_s2c=unique_bytes[1::2].copy(),
+        retransmissions_c2s=retrans[0::2].astype(np.int64),
+        retransmissions_s2c=retrans[1::2].astype(np.int64),
+        syn_ns=syn_ns,
+        synack_ns=synack_ns,
+        handshake_ack_ns=ack_ns,
+        handshake_syn_rtt_ns=syn_rtt,
+        handshake_synack_rtt_ns=synack_rtt,
+        window_scale_client=hs.window_scale_client,
+        window_scale_server=hs.window_scale_server,
+        mss_client=hs.mss_client,
+        mss_server=hs.mss_server,
+        sack_permitted=hs.sack_permitted,
+        timestamps=ts_dir[0::2] & ts_dir[1::2],
+        fin_seen=fin,
+        rst_seen=rst,
+        vantage=infer_vantage(syn_rtt, synack_rtt, rtt, n),
+    )

@@ -1,0 +1,108 @@
+"""Small synthetic packet tables for the TCP analysis tests: one row per scripted segment."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tcplens.capture.table import ACK, PARSED, SYN, PacketTable
+
+CLIENT = (bytes([0] * 10 + [0xFF, 0xFF, 10, 0, 0, 1]), 40000)
+SERVER = (bytes([0] * 10 + [0xFF, 0xFF, 10, 0, 0, 2]), 80)
+CLIENT_ISN = 1000
+SERVER_ISN = 5000
+
+
+@dataclass
+class Seg:
+    """One scripted TCP segment. ``seq``/``ack`` are relative (ISN + 1 is 1), like Wireshark."""
+
+    t_ms: float
+    from_client: bool
+    seq: int
+    ack: int = 0
+    length: int = 0
+    flags: int = ACK
+    window: int = 1000
+    mss: int = -1
+    wscale: int = -1
+    sack_perm: bool = False
+    sacks: list[tuple[int, int]] = field(default_factory=list)
+    ts: tuple[int, int] | None = None
+    src: tuple[bytes, int] | None = None
+    dst: tuple[bytes, int] | None = None
+    isn: tuple[int, int] = (CLIENT_ISN, SERVER_ISN)
+
+
+def table(segs: list[Seg]) -> PacketTable:
+    """A PacketTable whose frames are ``segs`` in order (frame numbers 1..n)."""
+    n = len(segs)
+    col = np.array
+    src = [s.src or (CLIENT if s.from_client else SERVER) for s in segs]
+    dst = [s.dst or (SERVER if s.from_client else CLIENT) for s in segs]
+    own_isn = [s.isn[0] if s.from_client else s.isn[1] for s in segs]
+    other_isn = [s.isn[1] if s.from_client else s.isn[0] for s in segs]
+    sack_left = np.zeros((n, 4), np.uint32)
+    sack_right = np.zeros((n, 4), np.uint32)
+    for i, s in enumerate(segs):
+        for j, (lo, hi) in enumerate(s.sacks):
+            sack_left[i, j] = (lo + other_isn[i]) % 2**32
+            sack_right[i, j] = (hi + other_isn[i]) % 2**32
+    return PacketTable(
+        frame=np.arange(1, n + 1, dtype=np.uint32),
+        ts_ns=col([1_700_000_000_000_000_000 + int(s.t_ms * 1e6) for s in segs], np.int64),
+        interface=np.zeros(n, np.uint16),
+        link_type=np.ones(n, np.uint16),
+        caplen=np.full(n, 66, np.uint32),
+        origlen=col([66 + s.length for s in segs], np.uint32),
+        status=np.full(n, PARSED, np.uint8),
+        ip_version=np.full(n, 4, np.uint8),
+        src_addr=np.frombuffer(b"".join(a for a, _ in src), np.uint8).reshape(n, 16).copy(),
+        dst_addr=np.frombuffer(b"".join(a for a, _ in dst), np.uint8).reshape(n, 16).copy(),
+        ip_proto=np.full(n, 6, np.uint8),
+        ip_total_len=col([52 + s.length for s in segs], np.uint32),
+        src_port=col([p for _, p in src], np.uint16),
+        dst_port=col([p for _, p in dst], np.uint16),
+        tcp_seq=col([(s.seq + i) % 2**32 for s, i in zip(segs, own_isn, strict=True)], np.uint32),
+        tcp_ack=col(
+            [
+                (s.ack + i) % 2**32 if s.flags & ACK else 0
+                for s, i in zip(segs, other_isn, strict=True)
+            ],
+            np.uint32,
+        ),
+        tcp_flags=col([s.flags for s in segs], np.uint16),
+        tcp_window=col([s.window for s in segs], np.uint16),
+        tcp_hdr_len=np.full(n, 32, np.uint8),
+        tcp_payload_len=col([s.length for s in segs], np.uint32),
+        mss=col([s.mss for s in segs], np.int32),
+        wscale=col([s.wscale for s in segs], np.int8),
+        sack_perm=col([s.sack_perm for s in segs], bool),
+        sack_count=col([len(s.sacks) for s in segs], np.uint8),
+        sack_left=sack_left,
+        sack_right=sack_right,
+        has_ts=col([s.ts is not None for s in segs], bool),
+        ts_val=col([s.ts[0] if s.ts else 0 for s in segs], np.uint32),
+        ts_ecr=col([s.ts[1] if s.ts else 0 for s in segs], np.uint32),
+    )
+
+
+def handshake(t0: float = 0.0, rtt_ms: float = 10.0, wscale: int = 7, **kw: object) -> list[Seg]:
+    """SYN, SYN/ACK, ACK with window scaling, MSS 1460 and SACK permitted."""
+    return [
+        Seg(t0, True, 0, flags=SYN, window=64240, mss=1460, wscale=wscale, sack_perm=True, **kw),  # type: ignore[arg-type]
+        Seg(
+            t0 + rtt_ms,
+            False,
+            0,
+            ack=1,
+            flags=SYN | ACK,
+            window=65160,
+            mss=1460,
+            wscale=wscale,
+            sack_perm=True,
+            **kw,
+        ),  # type: ignore[arg-type]
+        Seg(t0 + rtt_ms + 0.1, True, 1, ack=1, window=502, **kw),  # type: ignore[arg-type]
+    ]
