@@ -24,9 +24,10 @@ their order follow Wireshark 4.0 so that the flags agree with what users see in 
   (3 ms without one) of the highest segment, spurious if the peer had already acknowledged it.
   Fast and spurious retransmissions also carry ``retransmission``, as in Wireshark's output.
 
-Bytes in flight deliberately differ from Wireshark's in one way: bytes the receiver reports in
-SACK blocks (RFC 2018) have arrived and are no longer in flight, so they are subtracted.
-Wireshark 4.0 ignores SACK here and overstates the in-flight data during loss recovery.
+Bytes in flight follow Wireshark 4.0 (highest sequence sent minus the peer's ACK, minus the
+bytes in the peer's last SACK blocks, RFC 2018) with one deliberate difference: SACK blocks are
+clipped to the unacknowledged range first. A D-SACK block (RFC 2883) reports a duplicate
+*below* the cumulative ACK; Wireshark subtracts it anyway and understates what is in flight.
 """
 
 from __future__ import annotations

@@ -190,7 +190,8 @@ class Segments:
     ts_ecr: U32
     events: U32  # bit set over EVENT_NAMES (Wireshark's tcp.analysis flags)
     # Bytes sent and not yet acknowledged after this data segment left, minus what the
-    # receiver reported holding in SACK blocks (Wireshark ignores SACK here). -1 if not a data
+    # receiver reported holding in its last SACK blocks, clipped to the unacknowledged range
+    # (Wireshark also subtracts D-SACK blocks below the ACK). -1 if not a data
     # segment or not measurable (e.g. after a capture gap, as Wireshark's valid_bif).
     bytes_in_flight: I64
     # Receiver's last advertised right edge (ack + window) minus this segment's end: how much

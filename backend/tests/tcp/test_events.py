@@ -5,8 +5,7 @@ from __future__ import annotations
 from tcplens.capture.table import ACK, FIN, PSH, RST
 from tcplens.tcp.analyze import analyze_tcp
 from tcplens.tcp.model import event_names
-
-from .synthetic import Seg, handshake, table
+from tests.tcp.synthetic import Seg, handshake, table
 
 MSS = 1000
 

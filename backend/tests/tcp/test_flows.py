@@ -1,0 +1,71 @@
+"""Flow grouping: ids in order of first packet, client by SYN, port reuse, relative numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tcplens.capture.table import ACK, FIN, SYN
+from tcplens.tcp.analyze import analyze_tcp
+from tcplens.tcp.sequence import unwrap_relative
+from tests.tcp.synthetic import CLIENT, SERVER, Seg, handshake, table
+
+OTHER = (bytes([0] * 10 + [0xFF, 0xFF, 10, 0, 0, 3]), 5555)
+
+
+def test_ids_follow_first_packet_and_client_is_the_syn_sender() -> None:
+    segs = [Seg(0, False, 1, ack=1, length=10, src=OTHER, dst=CLIENT)]  # mid-stream flow first
+    segs += handshake(t0=1)
+    a = analyze_tcp(table(segs))
+    f = a.flows
+    assert f.id.tolist() == [1, 2]
+    assert f.first_frame.tolist() == [1, 2]
+    assert f.client_port.tolist() == [5555, 40000]  # no SYN: the first sender is the client
+    assert f.client_from_syn.tolist() == [False, True]
+    assert f.window_scale_client.tolist() == [-1, 7]  # unknown stays unknown, never 0
+
+
+def test_syn_with_a_new_isn_on_a_reused_port_pair_starts_a_new_flow() -> None:
+    segs = handshake()
+    segs += [Seg(20, True, 1, ack=1, length=100), Seg(30, False, 1, ack=101)]
+    segs += [
+        Seg(40, True, 101, ack=1, flags=ACK | FIN),
+        Seg(50, False, 1, ack=102, flags=ACK | FIN),
+    ]
+    segs += [Seg(60, True, 102, ack=2)]
+    second = handshake(t0=5000, isn=(777_000, 888_000))  # same ports, new ISNs
+    segs += second
+    a = analyze_tcp(table(segs))
+    assert len(a.flows) == 2
+    assert a.flows.first_frame.tolist() == [1, 9]
+    assert a.flows.bytes_c2s.tolist() == [100, 0]
+    # a retransmitted SYN (same ISN) is not a new connection
+    again = handshake()
+    again.insert(1, Seg(1000, True, 0, flags=SYN, window=64240, mss=1460, wscale=7))
+    assert len(analyze_tcp(table(again)).flows) == 1
+
+
+def test_relative_sequence_numbers_across_the_32_bit_wrap() -> None:
+    isn = (2**32 - 1500, 5000)
+    segs = handshake(isn=isn)
+    segs += [Seg(20 + i, True, 1 + i * 1000, ack=1, length=1000, isn=isn) for i in range(3)]
+    segs += [Seg(30, False, 1, ack=3001, isn=isn)]
+    a = analyze_tcp(table(segs))
+    s = a.segments
+    c2s = s.slice_of(0, 0)
+    assert s.seq[c2s].tolist() == [0, 1, 1, 1001, 2001]
+    assert s.ack[s.slice_of(0, 1)].tolist()[-1] == 3001
+    assert a.flows.bytes_c2s.tolist() == [3000]
+    assert SERVER[1] == a.flows.server_port[0]
+
+
+@given(st.integers(0, 2**32 - 1), st.lists(st.integers(0, 2**31 - 1), min_size=1, max_size=50))
+def test_unwrap_recovers_cumulative_offsets(isn: int, steps: list[int]) -> None:
+    true = np.cumsum(np.array(steps, dtype=np.int64))
+    raw = ((true + isn) % 2**32).astype(np.uint32)
+    base = np.full(raw.shape[0], isn, dtype=np.uint32)
+    start = np.zeros(raw.shape[0], dtype=bool)
+    start[0] = True
+    rel = unwrap_relative(raw, base, start)
+    assert rel.tolist() == true.tolist()

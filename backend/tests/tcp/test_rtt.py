@@ -1,0 +1,68 @@
+"""RTT samples: Karn's rule, SACK samples, timestamps, handshake halves."""
+
+from __future__ import annotations
+
+from tcplens.tcp.analyze import analyze_tcp
+from tcplens.tcp.model import (
+    RTT_DATA_ACK,
+    RTT_HANDSHAKE_SYN,
+    RTT_HANDSHAKE_SYNACK,
+    RTT_TIMESTAMP,
+    VANTAGE_NAMES,
+)
+from tests.tcp.synthetic import Seg, handshake, table
+
+MSS = 1000
+
+
+def samples(segs: list[Seg], kind: int) -> list[tuple[int, float]]:
+    """(acking frame, RTT ms) of one kind; for data → ACK, past the handshake (the SYN and
+    SYN/ACK occupy sequence space, so their ACKs are data → ACK samples too, as in Wireshark)."""
+    r = analyze_tcp(table(segs)).rtt
+    sel = (r.kind == kind) & ((kind != RTT_DATA_ACK) | (r.frame > 3))
+    return [(int(f), round(x / 1e6, 3)) for f, x in zip(r.frame[sel], r.rtt_ns[sel], strict=True)]
+
+
+def test_handshake_is_split_in_two_halves_and_gives_the_vantage() -> None:
+    segs = handshake(rtt_ms=30)  # SYN at 0, SYN/ACK at 30, ACK at 30.1: captured at the client
+    r = analyze_tcp(table(segs)).rtt
+    assert r.frame[r.kind == RTT_DATA_ACK].tolist() == [2, 3]
+    assert samples(segs, RTT_HANDSHAKE_SYN) == [(2, 30.0)]
+    assert samples(segs, RTT_HANDSHAKE_SYNACK) == [(3, 0.1)]
+    a = analyze_tcp(table(segs))
+    assert a.flows.handshake_rtt_ns.tolist() == [30_100_000]
+    assert VANTAGE_NAMES[int(a.flows.vantage[0])] == "near_client"
+
+
+def test_karn_no_sample_from_a_retransmitted_range() -> None:
+    segs = handshake()
+    segs += [Seg(20, True, 1, ack=1, length=MSS), Seg(20.1, True, 1 + MSS, ack=1, length=MSS)]
+    segs += [Seg(30.1, False, 1, ack=MSS + 1)]  # frame 6: 10.1 ms sample for frame 4
+    segs += [Seg(250, True, 1 + MSS, ack=1, length=MSS)]  # frame 7: RTO retransmission
+    segs += [Seg(260, False, 1, ack=2 * MSS + 1)]  # frame 8: ambiguous, no sample
+    segs += [Seg(261, True, 1 + 2 * MSS, ack=1, length=MSS)]  # frame 9: new data
+    segs += [Seg(271, False, 1, ack=3 * MSS + 1)]  # frame 10: 10 ms sample again
+    assert samples(segs, RTT_DATA_ACK) == [(6, 10.1), (10, 10.0)]
+
+
+def test_delayed_ack_times_the_newest_segment_it_covers() -> None:
+    segs = handshake()
+    segs += [Seg(20, True, 1, ack=1, length=MSS), Seg(21, True, 1 + MSS, ack=1, length=MSS)]
+    segs += [Seg(31, False, 1, ack=2 * MSS + 1)]  # frame 6 covers frames 4 and 5
+    assert samples(segs, RTT_DATA_ACK) == [(6, 10.0)]
+
+
+def test_sack_block_times_the_segment_it_newly_covers() -> None:
+    segs = handshake()
+    segs += [Seg(20 + i, True, 1 + i * MSS, ack=1, length=MSS) for i in range(3)]  # frames 4-6
+    segs += [Seg(31, False, 1, ack=1, sacks=[(MSS + 1, 2 * MSS + 1)])]  # frame 7 SACKs frame 5
+    segs += [Seg(32, False, 1, ack=1, sacks=[(MSS + 1, 3 * MSS + 1)])]  # frame 8 SACKs frame 6
+    assert samples(segs, RTT_DATA_ACK) == [(7, 10.0), (8, 10.0)]
+
+
+def test_timestamp_echo_gives_a_sample() -> None:
+    segs = handshake()
+    segs += [Seg(20, True, 1, ack=1, length=MSS, ts=(500, 90))]  # frame 4 carries TSval 500
+    segs += [Seg(20.5, True, 1 + MSS, ack=1, length=MSS, ts=(500, 90))]
+    segs += [Seg(32, False, 1, ack=2 * MSS + 1, ts=(91, 500))]  # frame 6 echoes 500
+    assert samples(segs, RTT_TIMESTAMP) == [(6, 12.0)]
