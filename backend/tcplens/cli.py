@@ -12,9 +12,9 @@ import sys
 from collections.abc import Sequence
 
 import tcplens
-from tcplens.commands import db, serve
+from tcplens.commands import analyze, db, serve
 
-SUBCOMMANDS = (serve, db)
+SUBCOMMANDS = (serve, db, analyze)
 
 EXIT_USAGE = 2
 

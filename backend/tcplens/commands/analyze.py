@@ -1,0 +1,51 @@
+"""``tcplens analyze CAPTURE --json [--events]``: analyse one capture file and print the result.
+
+Exit codes (DESIGN.md): 0 analysed (warnings allowed), 2 usage error, 3 not a capture we can
+read (one line on stderr), 1 internal error (one line on stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_USAGE = 2
+EXIT_UNREADABLE = 3
+
+
+def register(subcommands: Any) -> None:
+    parser = subcommands.add_parser("analyze", help="analyse a capture file and print the result")
+    parser.add_argument("capture", help="pcap or pcapng file, optionally gzip- or zstd-compressed")
+    parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    parser.add_argument("--events", action="store_true", help="include per-frame TCP events")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.json:
+        print("tcplens analyze: --json is required (the only output format)", file=sys.stderr)
+        return EXIT_USAGE
+    from tcplens.capture import read_capture
+    from tcplens.capture.errors import CaptureError
+    from tcplens.report import report_for_capture
+
+    try:
+        capture = read_capture(args.capture)
+    except CaptureError as error:
+        print(f"tcplens: {args.capture}: {error}", file=sys.stderr)
+        return EXIT_UNREADABLE
+    except OSError as error:
+        print(f"tcplens: {args.capture}: {error.strerror or error}", file=sys.stderr)
+        return EXIT_UNREADABLE
+    try:
+        report = report_for_capture(capture, with_events=args.events)
+    except Exception as error:  # never a traceback for the user (DESIGN.md exit 1)
+        print(f"tcplens: internal error while analysing {args.capture}: {error!r}", file=sys.stderr)
+        return EXIT_INTERNAL
+    json.dump(report, sys.stdout, separators=(",", ":"))
+    sys.stdout.write("\n")
+    return EXIT_OK

@@ -1,0 +1,183 @@
+"""Compose the ``tcplens analyze --json`` object (DESIGN.md) from a capture's analyses. Pure.
+
+capture → TCP analysis → diagnosis → one JSON-ready dict. The web worker stores the same dict,
+so the CLI and the API can never disagree about a capture.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+import tcplens
+from tcplens.capture.table import Capture
+from tcplens.tcp.model import (
+    RTT_DATA_ACK,
+    VANTAGE_NAMES,
+    TcpAnalysis,
+    event_names,
+)
+
+# (limiting_factor, factor_shares) per flow id, from the diagnosis
+FlowVerdicts = Mapping[int, tuple[str | None, Mapping[str, float]]]
+
+
+def endpoint_text(addr16: npt.NDArray[np.uint8], port: int) -> str:
+    """``ip:port`` for IPv4 (stored IPv4-mapped) and ``[ip]:port`` for IPv6.
+
+    >>> import numpy as np
+    >>> endpoint_text(np.array([0] * 10 + [255, 255, 10, 0, 0, 1], np.uint8), 443)
+    '10.0.0.1:443'
+    """
+    ip = ipaddress.IPv6Address(bytes(addr16))
+    if ip.ipv4_mapped is not None:
+        return f"{ip.ipv4_mapped}:{port}"
+    return f"[{ip.compressed}]:{port}"
+
+
+def compose_report(
+    capture: Capture,
+    analysis: TcpAnalysis,
+    *,
+    findings: Sequence[Mapping[str, Any]] = (),
+    verdicts: FlowVerdicts | None = None,
+    with_events: bool = False,
+) -> dict[str, Any]:
+    """The DESIGN.md ``analyze --json`` object for one capture."""
+    info = capture.info
+    origin = info.first_ts_ns if info.first_ts_ns is not None else analysis.capture_start_ns
+    report: dict[str, Any] = {
+        "tcplens_version": tcplens.__version__,
+        "capture": {
+            "format": info.format,
+            "compression": info.compression,
+            "packets": info.packets,
+            "link_types": list(info.link_types),
+            "duration_s": round(info.duration_s, 6),
+            "truncated": info.truncated,
+            "warnings": list(info.warnings),
+        },
+        "flows": flows_json(analysis, origin, verdicts or {}),
+        "findings": [dict(f) for f in findings],
+    }
+    if with_events:
+        report["events"] = events_json(analysis)
+    return report
+
+
+def flows_json(
+    analysis: TcpAnalysis, origin_ns: int, verdicts: FlowVerdicts
+) -> list[dict[str, Any]]:
+    """DESIGN.md ``flows`` entries (plus ``vantage``: where the capture point sits)."""
+    f = analysis.flows
+    n = len(f)
+    rtt_min, rtt_med, rtt_p95 = _rtt_stats(analysis, n)
+    clients = _endpoints(f.client_addr, f.client_port)
+    servers = _endpoints(f.server_addr, f.server_port)
+    start_s = np.round((f.start_ns - origin_ns) / 1e9, 6).tolist()
+    duration_s = np.round((f.end_ns - f.start_ns) / 1e9, 6).tolist()
+    handshake = _ms_list(f.handshake_rtt_ns)
+    rmin, rmed, rp95 = _ms_list(rtt_min), _ms_list(rtt_med), _ms_list(rtt_p95)
+    retrans = (f.retransmissions_c2s + f.retransmissions_s2c).tolist()
+    vantage = [VANTAGE_NAMES[v] for v in f.vantage.tolist()]
+    columns = zip(
+        f.id.tolist(),
+        clients,
+        servers,
+        start_s,
+        duration_s,
+        f.bytes_c2s.tolist(),
+        f.bytes_s2c.tolist(),
+        f.packets.tolist(),
+        handshake,
+        rmin,
+        rmed,
+        rp95,
+        retrans,
+        vantage,
+        strict=True,
+    )
+    out = []
+    # one dict per flow: output formatting, not analysis
+    for fid, cl, sv, st, du, b_cs, b_sc, pk, hs, r0, r1, r2, rt, va in columns:
+        factor, shares = verdicts.get(fid, (None, {}))
+        out.append(
+            {
+                "id": fid,
+                "client": cl,
+                "server": sv,
+                "start_s": st,
+                "duration_s": du,
+                "bytes": {"client_to_server": b_cs, "server_to_client": b_sc},
+                "packets": pk,
+                "handshake_rtt_ms": hs,
+                "rtt_ms": None if r0 is None else {"min": r0, "median": r1, "p95": r2},
+                "retransmissions": rt,
+                "limiting_factor": factor,
+                "factor_shares": dict(shares),
+                "vantage": va,
+            }
+        )
+    return out
+
+
+def _endpoints(addr: npt.NDArray[np.uint8], port: npt.NDArray[np.uint16]) -> list[str]:
+    """``endpoint_text`` for every row, formatting each distinct address once."""
+    uniq, inverse = np.unique(addr, axis=0, return_inverse=True)
+    texts = [endpoint_text(a, 0).rsplit(":", 1)[0] for a in uniq]
+    return [f"{texts[i]}:{p}" for i, p in zip(inverse.ravel().tolist(), port.tolist(), strict=True)]
+
+
+def _ms_list(ns: npt.NDArray[np.int64]) -> list[float | None]:
+    ms = np.round(ns / 1e6, 3).tolist()
+    return [None if v < 0 else m for v, m in zip(ns.tolist(), ms, strict=True)]
+
+
+def events_json(analysis: TcpAnalysis) -> list[dict[str, Any]]:
+    """DESIGN.md ``events``: frames with at least one ``tcp.analysis`` flag, in frame order."""
+    seg = analysis.segments
+    rows = np.flatnonzero(seg.events != 0)
+    rows = rows[np.argsort(seg.frame[rows], kind="stable")]
+    frames = seg.frame[rows].tolist()
+    flows = (seg.flow[rows] + 1).tolist()
+    bits = seg.events[rows].tolist()
+    return [
+        {"frame": fr, "flow": fl, "kinds": event_names(b)}
+        for fr, fl, b in zip(frames, flows, bits, strict=True)
+    ]
+
+
+def _rtt_stats(
+    analysis: TcpAnalysis, n_flows: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Per flow min / median / p95 (nearest rank) of the data → ACK samples, -1 without any."""
+    r = analysis.rtt
+    sel = np.flatnonzero(r.kind == RTT_DATA_ACK)
+    flow = r.flow[sel]
+    val = r.rtt_ns[sel]
+    order = np.lexsort((val, flow))
+    flow, val = flow[order], val[order]
+    counts = np.bincount(flow, minlength=n_flows)
+    first = np.zeros(n_flows, dtype=np.int64)
+    np.cumsum(counts[:-1], out=first[1:])
+    has = counts > 0
+    out = [np.full(n_flows, -1, dtype=np.int64) for _ in range(3)]
+    c = counts[has]
+    out[0][has] = val[first[has]]
+    out[1][has] = val[first[has] + (c - 1) // 2]
+    p95_rank = np.array([math.ceil(0.95 * k) - 1 for k in c.tolist()], dtype=np.int64)
+    out[2][has] = val[first[has] + p95_rank]
+    return out[0], out[1], out[2]
+
+
+def report_for_capture(capture: Capture, *, with_events: bool = False) -> dict[str, Any]:
+    """capture → TCP analysis → report: what ``tcplens analyze --json`` prints."""
+    from tcplens.tcp.analyze import analyze_tcp
+
+    analysis = analyze_tcp(capture.packets)
+    return compose_report(capture, analysis, with_events=with_events)

@@ -1,0 +1,76 @@
+"""``tcplens analyze CAPTURE --json [--events]``: the DESIGN.md contract, exit codes included."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tcplens.cli import main
+from tests.capture.shared_captures import LAB, PRACTICAL, require
+
+FLOW_KEYS = {
+    "id", "client", "server", "start_s", "duration_s", "bytes", "packets", "handshake_rtt_ms",
+    "rtt_ms", "retransmissions", "limiting_factor", "factor_shares",
+}  # fmt: skip
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
+    assert main(["analyze", *argv]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1  # one JSON object on one line
+    result: dict[str, object] = json.loads(out)
+    return result
+
+
+def test_lossy_download_report(capsys: pytest.CaptureFixture[str]) -> None:
+    require(LAB)
+    report = run_json(capsys, str(LAB / "lossy_download.pcap"), "--json")
+    assert set(report) == {"tcplens_version", "capture", "flows", "findings"}
+    capture = report["capture"]
+    assert capture == {
+        "format": "pcap", "compression": None, "packets": 6567, "link_types": [1],
+        "duration_s": 1.639441, "truncated": False, "warnings": [],
+    }  # fmt: skip
+    (flow,) = report["flows"]  # type: ignore[misc]
+    assert set(flow) >= FLOW_KEYS
+    assert flow["id"] == 1
+    assert flow["client"] == "10.77.0.1:49628" and flow["server"] == "10.77.0.2:80"
+    assert flow["bytes"] == {"client_to_server": 67, "server_to_client": 5_000_044}
+    assert flow["packets"] == 6567
+    assert flow["retransmissions"] == 4  # Wireshark flags 4 (fast) retransmissions here
+    assert 30 <= flow["handshake_rtt_ms"] <= 32  # 30 ms lab RTT
+    assert flow["vantage"] == "near_server"  # manifest: captured at the server
+
+
+def test_events_only_with_the_flag_and_in_wireshark_terms(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    require(PRACTICAL)
+    report = run_json(capsys, str(PRACTICAL / "tcp_dupack.pcapng"), "--json", "--events")
+    events = report["events"]
+    assert events == [
+        {"frame": 3, "flow": 1, "kinds": ["duplicate_ack"]},
+        {"frame": 5, "flow": 1, "kinds": ["duplicate_ack"]},
+        {"frame": 7, "flow": 1, "kinds": ["duplicate_ack"]},
+        {"frame": 8, "flow": 1, "kinds": ["retransmission", "fast_retransmission"]},
+    ]
+
+
+def test_not_a_capture_exits_3_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bogus = tmp_path / "notes.txt"
+    bogus.write_text("hello, this is not a capture\n")
+    assert main(["analyze", str(bogus), "--json"]) == 3
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
+    assert main(["analyze", str(tmp_path / "missing.pcap"), "--json"]) == 3
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["analyze"]) == 2
+    assert main(["analyze", "x.pcap"]) == 2  # --json is the only output format
+    assert "--json" in capsys.readouterr().err
