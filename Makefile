@@ -14,9 +14,9 @@ SPA_SOURCES := $(shell find frontend/src frontend/public -type f 2>/dev/null) \
 NPM := npm --no-audit --no-fund --loglevel=error
 
 # Each check is a `check-<name>` target; `make test` runs them all and prints one summary table.
-CHECKS := ruff format mypy imports pytest tsc biome vitest e2e
+CHECKS := ruff format mypy imports pytest api-client tsc biome vitest e2e
 
-.PHONY: help venv system-deps node-deps spa run dev test bench $(addprefix check-,$(CHECKS))
+.PHONY: help venv system-deps node-deps spa api-client run dev test bench $(addprefix check-,$(CHECKS))
 
 help:
 	@echo "make run    install everything, start tcplens serve and print its URL"
@@ -76,6 +76,14 @@ check-imports:
 
 check-pytest:
 	$(BIN)/pytest -q
+
+# The SPA's typed API client is generated from the app's OpenAPI schema; the check regenerates it and
+# fails when the committed one had drifted from the server.
+api-client: $(PY_STAMP) $(NODE_STAMP)
+	scripts/generate-api-client
+
+check-api-client:
+	scripts/generate-api-client --check
 
 check-tsc:
 	$(NPM) run typecheck --workspaces

@@ -1,0 +1,42 @@
+// The flow table's sort and filter live in the URL (?sort=&order=&q=&factor=), so a shared link
+// opens the table as its author saw it. Defaults are left out of the URL.
+
+import { useCallback, useMemo } from "react";
+import { useSearchParams } from "react-router";
+import { DEFAULT_VIEW, isSortKey, type TableView } from "./flowRows";
+
+export function useTableView(): [TableView, (view: TableView) => void] {
+  const [params, setParams] = useSearchParams();
+  const view = useMemo<TableView>(() => {
+    const sort = params.get("sort");
+    const order = params.get("order");
+    return {
+      sort: isSortKey(sort) ? sort : DEFAULT_VIEW.sort,
+      order: order === "asc" || order === "desc" ? order : DEFAULT_VIEW.order,
+      query: params.get("q") ?? "",
+      factor: params.get("factor") ?? "",
+    };
+  }, [params]);
+
+  const setView = useCallback(
+    (next: TableView) => {
+      setParams(
+        (current) => {
+          const out = new URLSearchParams(current);
+          const put = (name: string, value: string, fallback: string) => {
+            if (value === fallback) out.delete(name);
+            else out.set(name, value);
+          };
+          put("sort", next.sort, DEFAULT_VIEW.sort);
+          put("order", next.order, DEFAULT_VIEW.order);
+          put("q", next.query, "");
+          put("factor", next.factor, "");
+          return out;
+        },
+        { replace: true },
+      );
+    },
+    [setParams],
+  );
+  return [view, setView];
+}
