@@ -7,6 +7,7 @@ the database from the settings and migrates it at startup.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,6 +20,8 @@ from tcplens.api import problems, security_headers, spa
 from tcplens.api.router import API_PREFIX, api_router
 from tcplens.db import migrate
 from tcplens.db.engine import make_engine, make_sessionmaker, resolve_database
+from tcplens.jobs.worker import in_process_worker
+from tcplens.services.context import ServiceContext, make_blob_store
 from tcplens.settings import Settings, get_settings
 
 DOCS_PATH = f"{API_PREFIX}/docs"
@@ -36,11 +39,17 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
             migrate.upgrade(app_engine)
         app.state.engine = app_engine
         app.state.sessionmaker = make_sessionmaker(app_engine)
-        try:
-            yield
-        finally:
-            if owned:
-                app_engine.dispose()
+        app.state.service = ServiceContext(
+            settings, app_engine, app.state.sessionmaker, make_blob_store(settings)
+        )
+        async with contextlib.AsyncExitStack() as background:
+            if settings.in_process_worker:
+                await background.enter_async_context(in_process_worker(app.state.service))
+            try:
+                yield
+            finally:
+                if owned:
+                    app_engine.dispose()
 
     app = FastAPI(
         title="tcplens",

@@ -69,7 +69,8 @@ def engine(database_url: str) -> Iterator[Engine]:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path / "data", spa_dir=tmp_path / "spa")
+    # No in-process worker: tests that need one start it themselves.
+    return Settings(data_dir=tmp_path / "data", spa_dir=tmp_path / "spa", in_process_worker=False)
 
 
 @pytest.fixture

@@ -1,0 +1,221 @@
+"""Sign-up, login, logout; workspaces and members; API tokens."""
+
+from __future__ import annotations
+
+import uuid
+
+from fastapi import APIRouter, Request, Response, status
+
+from tcplens.api.auth import (
+    SESSION_COOKIE,
+    ViewerDep,
+    clear_session_cookies,
+    set_session_cookies,
+)
+from tcplens.api.deps import SessionDep, SettingsDep
+from tcplens.api.rate_limit import TokenBucket
+from tcplens.api.schemas import (
+    Credentials,
+    MemberInvite,
+    MemberOut,
+    SessionOut,
+    TokenCreate,
+    TokenIssued,
+    TokenOut,
+    UserOut,
+    WorkspaceCreate,
+    WorkspaceOut,
+)
+from tcplens.db.accounts import ApiToken, User
+from tcplens.errors import NotAuthenticated
+from tcplens.services import accounts, api_tokens, credentials
+from tcplens.services.access import ReadOnlyAccess, Viewer
+from tcplens.settings import Settings
+
+auth_router = APIRouter(prefix="/auth", tags=["auth"])
+workspaces_router = APIRouter(prefix="/workspaces", tags=["workspaces"])
+tokens_router = APIRouter(prefix="/tokens", tags=["tokens"])
+
+
+def _login_bucket(request: Request, settings: Settings) -> TokenBucket:
+    bucket: TokenBucket | None = getattr(request.app.state, "login_bucket", None)
+    if bucket is None:
+        bucket = TokenBucket(settings.login_attempts_per_minute)
+        request.app.state.login_bucket = bucket
+    return bucket
+
+
+def _client_key(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+def _session_out(session: SessionDep, user: User, csrf: str | None) -> SessionOut:
+    return SessionOut(
+        user=UserOut(id=user.id, email=user.email),
+        workspaces=[
+            WorkspaceOut(id=w.id, name=w.name, role=w.role)
+            for w in accounts.workspaces_of(session, user.id)
+        ],
+        csrf_token=csrf,
+    )
+
+
+@auth_router.post("/signup", response_model=SessionOut, status_code=status.HTTP_201_CREATED)
+def sign_up(
+    body: Credentials,
+    request: Request,
+    response: Response,
+    session: SessionDep,
+    settings: SettingsDep,
+) -> SessionOut:
+    _login_bucket(request, settings).take(_client_key(request), "sign-in attempts")
+    user = accounts.create_user(session, body.email, body.password)
+    token = accounts.start_session(session, user, settings.session_max_age_s)
+    return _session_out(session, user, set_session_cookies(response, settings, token))
+
+
+@auth_router.post("/login", response_model=SessionOut)
+def log_in(
+    body: Credentials,
+    request: Request,
+    response: Response,
+    session: SessionDep,
+    settings: SettingsDep,
+) -> SessionOut:
+    _login_bucket(request, settings).take(_client_key(request), "sign-in attempts")
+    user = accounts.authenticate(session, body.email, body.password)
+    token = accounts.start_session(session, user, settings.session_max_age_s)
+    return _session_out(session, user, set_session_cookies(response, settings, token))
+
+
+@auth_router.post("/logout", status_code=status.HTTP_204_NO_CONTENT)
+def log_out(
+    request: Request, session: SessionDep, settings: SettingsDep, viewer: ViewerDep
+) -> Response:
+    # ViewerDep has checked the CSRF token: a cross-site page cannot sign the user out.
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if cookie:
+        accounts.end_session(session, cookie)
+    response = Response(status_code=status.HTTP_204_NO_CONTENT)
+    clear_session_cookies(response, settings)
+    return response
+
+
+@auth_router.get("/me", response_model=SessionOut, summary="Who is signed in")
+def me(
+    request: Request, session: SessionDep, settings: SettingsDep, viewer: ViewerDep
+) -> SessionOut:
+    user = session.get(User, viewer.user_id)
+    if user is None:
+        raise NotAuthenticated("sign in first")
+    cookie = request.cookies.get(SESSION_COOKIE)
+    csrf = None
+    if viewer.via == "session" and cookie:
+        csrf = credentials.csrf_token_for(cookie, settings.secret_key.get_secret_value())
+    out = _session_out(session, user, csrf)
+    if viewer.via == "token":
+        # A token sees only its own workspace.
+        out.workspaces = [w for w in out.workspaces if w.id in viewer.workspace_ids]
+    return out
+
+
+def _user_id(viewer: Viewer) -> uuid.UUID:
+    if viewer.user_id is None:
+        raise ReadOnlyAccess("a share link is read-only")
+    return viewer.user_id
+
+
+def _visible_workspace(viewer: Viewer, workspace_id: uuid.UUID) -> None:
+    if workspace_id not in viewer.workspace_ids:
+        raise accounts.WorkspaceNotFound("no such workspace")
+
+
+@workspaces_router.get("", response_model=list[WorkspaceOut])
+def list_workspaces(session: SessionDep, viewer: ViewerDep) -> list[WorkspaceOut]:
+    return [
+        WorkspaceOut(id=w.id, name=w.name, role=w.role)
+        for w in accounts.workspaces_of(session, _user_id(viewer))
+        if w.id in viewer.workspace_ids
+    ]
+
+
+@workspaces_router.post("", response_model=WorkspaceOut, status_code=status.HTTP_201_CREATED)
+def create_workspace(body: WorkspaceCreate, session: SessionDep, viewer: ViewerDep) -> WorkspaceOut:
+    if viewer.via != "session":
+        raise ReadOnlyAccess("workspaces are created from a browser session")
+    w = accounts.create_workspace(session, _user_id(viewer), body.name)
+    return WorkspaceOut(id=w.id, name=w.name, role="owner")
+
+
+@workspaces_router.get("/{workspace_id}/members", response_model=list[MemberOut])
+def list_members(
+    session: SessionDep, viewer: ViewerDep, workspace_id: uuid.UUID
+) -> list[MemberOut]:
+    _visible_workspace(viewer, workspace_id)
+    accounts.require_member(session, _user_id(viewer), workspace_id)
+    return [
+        MemberOut(user_id=m.user_id, email=m.email, role=m.role)
+        for m in accounts.members_of(session, workspace_id)
+    ]
+
+
+@workspaces_router.post(
+    "/{workspace_id}/members", response_model=MemberOut, status_code=status.HTTP_201_CREATED
+)
+def invite_member(
+    body: MemberInvite, session: SessionDep, viewer: ViewerDep, workspace_id: uuid.UUID
+) -> MemberOut:
+    _visible_workspace(viewer, workspace_id)
+    m = accounts.invite_member(session, _user_id(viewer), workspace_id, body.email)
+    return MemberOut(user_id=m.user_id, email=m.email, role=m.role)
+
+
+@workspaces_router.delete(
+    "/{workspace_id}/members/{user_id}", status_code=status.HTTP_204_NO_CONTENT
+)
+def remove_member(
+    session: SessionDep, viewer: ViewerDep, workspace_id: uuid.UUID, user_id: uuid.UUID
+) -> Response:
+    _visible_workspace(viewer, workspace_id)
+    accounts.remove_member(session, _user_id(viewer), workspace_id, user_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+def _token_out(row: ApiToken) -> TokenOut:
+    return TokenOut(
+        id=row.id,
+        name=row.name,
+        workspace_id=row.workspace_id,
+        display_prefix=row.display_prefix,
+        created_at=row.created_at,
+        last_used_at=row.last_used_at,
+        revoked_at=row.revoked_at,
+    )
+
+
+@tokens_router.get("", response_model=list[TokenOut], summary="Your API tokens (never the secret)")
+def list_tokens(session: SessionDep, viewer: ViewerDep) -> list[TokenOut]:
+    return [_token_out(t) for t in api_tokens.list_for(session, _user_id(viewer))]
+
+
+@tokens_router.post(
+    "",
+    response_model=TokenIssued,
+    status_code=status.HTTP_201_CREATED,
+    summary="A new API token; the token is shown only in this response",
+)
+def create_token(body: TokenCreate, session: SessionDep, viewer: ViewerDep) -> TokenIssued:
+    workspace_id = body.workspace_id or viewer.default_workspace_id
+    if workspace_id is None:
+        raise accounts.WorkspaceNotFound("no such workspace")
+    _visible_workspace(viewer, workspace_id)
+    issued = api_tokens.issue(session, _user_id(viewer), workspace_id, body.name)
+    row = session.get(ApiToken, issued.id)
+    assert row is not None
+    return TokenIssued(**_token_out(row).model_dump(), token=issued.token)
+
+
+@tokens_router.delete("/{token_id}", status_code=status.HTTP_204_NO_CONTENT)
+def revoke_token(session: SessionDep, viewer: ViewerDep, token_id: uuid.UUID) -> Response:
+    api_tokens.revoke(session, _user_id(viewer), token_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,200 @@
+"""``/api/v1/captures``: upload, list, read, delete, and the original file."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response, status
+from fastapi.responses import StreamingResponse
+from starlette.concurrency import run_in_threadpool
+
+from tcplens.api import uploads
+from tcplens.api.auth import ServiceDep, ViewerDep
+from tcplens.api.deps import SessionDep
+from tcplens.api.rate_limit import TokenBucket
+from tcplens.api.schemas import (
+    CaptureError,
+    CaptureOut,
+    CapturePageOut,
+    JobOut,
+    Progress,
+    UploadAccepted,
+)
+from tcplens.db.captures import Capture
+from tcplens.services import captures, jobs_view
+from tcplens.services.access import Viewer, visible_capture
+from tcplens.services.context import ServiceContext
+from tcplens.storage.blobs import BlobNotFoundError
+
+router = APIRouter(prefix="/captures", tags=["captures"])
+
+# Slack for the multipart envelope (boundaries, part headers) around the file itself.
+MULTIPART_OVERHEAD = 64 * 1024
+FILE_CHUNK = 256 * 1024
+
+
+def capture_out(capture: Capture) -> CaptureOut:
+    error = None
+    if capture.status == "failed":
+        error = CaptureError(
+            code=capture.error_code or "analysis_failed",
+            message=capture.error_message or "the analysis failed",
+        )
+    return CaptureOut(
+        id=capture.id,
+        workspace_id=capture.workspace_id,
+        filename=capture.filename,
+        sha256=capture.sha256,
+        size_bytes=capture.size_bytes,
+        format=capture.format,
+        compression=capture.compression,
+        status=capture.status,
+        progress=Progress(
+            stage=capture.stage,
+            bytes_done=capture.progress_bytes,
+            bytes_total=capture.size_bytes,
+        ),
+        error=error,
+        facts=capture.facts,
+        analyzer_version=capture.analyzer_version,
+        created_at=capture.created_at,
+        started_at=capture.started_at,
+        finished_at=capture.finished_at,
+    )
+
+
+def _upload_bucket(request: Request, service: ServiceContext) -> TokenBucket:
+    bucket: TokenBucket | None = getattr(request.app.state, "upload_bucket", None)
+    if bucket is None:
+        bucket = TokenBucket(service.settings.uploads_per_minute)
+        request.app.state.upload_bucket = bucket
+    return bucket
+
+
+@router.post(
+    "",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=UploadAccepted,
+    summary="Upload a capture (multipart field `file`, or the raw bytes with ?filename=)",
+    openapi_extra={
+        "requestBody": {
+            "content": {
+                "multipart/form-data": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {"file": {"type": "string", "format": "binary"}},
+                        "required": ["file"],
+                    }
+                },
+                "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+            }
+        }
+    },
+)
+async def upload_capture(
+    request: Request,
+    response: Response,
+    viewer: ViewerDep,
+    service: ServiceDep,
+    filename: Annotated[str | None, Query(max_length=1024)] = None,
+    workspace_id: uuid.UUID | None = None,
+) -> UploadAccepted:
+    _upload_bucket(request, service).take(str(viewer.user_id), "uploads")
+    limit = service.settings.max_upload_bytes
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit + MULTIPART_OVERHEAD:
+        # Refused before a byte is read; streaming still counts, for chunked bodies.
+        raise captures.UploadTooLarge(
+            f"the upload is larger than the limit of {limit} bytes", limit_bytes=limit
+        )
+    if uploads.is_multipart(request):
+        part_name, chunks = await uploads.multipart_file(request)
+        filename = filename or part_name
+    else:
+        chunks = uploads.raw_body(request)
+    received = await captures.receive_upload(
+        service, viewer, chunks, filename=filename, workspace_id=workspace_id
+    )
+    capture = received.capture
+    job_status = await run_in_threadpool(jobs_view.job_status, service, capture.job_id)
+    response.headers["Location"] = f"{request.url.path.rstrip('/')}/{capture.id}"
+    if not received.created:
+        response.status_code = status.HTTP_200_OK
+    return UploadAccepted(
+        capture=capture_out(capture),
+        job=JobOut(id=capture.job_id, status=job_status),
+        created=received.created,
+    )
+
+
+@router.get("", response_model=CapturePageOut, summary="The workspace's captures, newest first")
+def list_captures(
+    session: SessionDep,
+    viewer: ViewerDep,
+    workspace_id: uuid.UUID | None = None,
+    cursor: Annotated[str | None, Query(max_length=500)] = None,
+    limit: Annotated[int, Query(ge=1, le=captures.PAGE_SIZE_MAX)] = 50,
+) -> CapturePageOut:
+    page = captures.list_captures(session, viewer, workspace_id, cursor=cursor, limit=limit)
+    return CapturePageOut(items=[capture_out(c) for c in page.items], next_cursor=page.next_cursor)
+
+
+def read_capture(session: SessionDep, viewer: Viewer, capture_id: uuid.UUID) -> CaptureOut:
+    return capture_out(visible_capture(session, viewer, capture_id))
+
+
+@router.get("/{capture_id}", response_model=CaptureOut, summary="One capture and its status")
+def get_capture(session: SessionDep, viewer: ViewerDep, capture_id: uuid.UUID) -> CaptureOut:
+    return read_capture(session, viewer, capture_id)
+
+
+@router.delete(
+    "/{capture_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    summary="Delete a capture, its files and its results",
+)
+def delete_capture(
+    session: SessionDep, viewer: ViewerDep, service: ServiceDep, capture_id: uuid.UUID
+) -> Response:
+    captures.delete_capture(service, session, viewer, capture_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+def original_file(
+    session: SessionDep, service: ServiceContext, viewer: Viewer, capture_id: uuid.UUID
+) -> StreamingResponse:
+    capture = visible_capture(session, viewer, capture_id)
+    try:
+        reader = service.store.open_reader(capture.blob_key)
+    except BlobNotFoundError as exc:
+        raise captures.CaptureFileGone("the capture's file is gone") from exc
+
+    def chunks() -> Iterator[bytes]:
+        with reader:
+            while block := reader.read(FILE_CHUNK):
+                yield block
+
+    safe_name = capture.filename.replace('"', "").encode("ascii", "replace").decode()
+    return StreamingResponse(
+        chunks(),
+        media_type="application/octet-stream",
+        headers={
+            "Content-Disposition": f'attachment; filename="{safe_name}"',
+            "Content-Length": str(capture.size_bytes),
+            "Cache-Control": "private, no-store",
+        },
+    )
+
+
+@router.get(
+    "/{capture_id}/file",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"application/octet-stream": {}}}},
+    summary="The original capture file",
+)
+def get_file(
+    session: SessionDep, viewer: ViewerDep, service: ServiceDep, capture_id: uuid.UUID
+) -> StreamingResponse:
+    return original_file(session, service, viewer, capture_id)

@@ -1,0 +1,201 @@
+"""Analysis results of one capture: flows, findings, one flow, a flow's series.
+
+Each endpoint is a plain function of (viewer, capture) registered twice: under
+``/captures/{id}/…`` for signed-in viewers and under ``/shared/{token}/…`` for share links, so
+the two can never drift apart.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query, Request, Response
+
+from tcplens.api.auth import ServiceDep, ViewerDep
+from tcplens.api.deps import SessionDep
+from tcplens.api.schemas import FindingOut, FlowOut, FlowPageOut, SeriesOut
+from tcplens.db.captures import Finding, Flow
+from tcplens.services import results
+from tcplens.services.access import Viewer, visible_capture
+from tcplens.services.context import ServiceContext
+from tcplens.storage.series import (
+    ARROW_STREAM_MEDIA_TYPE,
+    EVENT_KINDS,
+    series_columns,
+    series_to_arrow_stream,
+)
+
+router = APIRouter(prefix="/captures/{capture_id}", tags=["results"])
+
+SortParam = Annotated[results.FlowSort, Query(description="metric to sort by")]
+OrderParam = Annotated[Literal["asc", "desc"], Query()]
+Direction = Literal["client_to_server", "server_to_client"]
+
+
+def flow_out(flow: Flow) -> FlowOut:
+    return FlowOut(
+        id=flow.flow_id,
+        client=flow.client,
+        server=flow.server,
+        start_s=flow.start_s,
+        duration_s=flow.duration_s,
+        bytes_total=flow.bytes_total,
+        packets=flow.packets,
+        throughput_bps=flow.throughput_bps,
+        retransmissions=flow.retransmissions,
+        time_lost_s=flow.time_lost_s,
+        limiting_factor=flow.limiting_factor,
+        summary=flow.summary,
+    )
+
+
+def finding_out(finding: Finding) -> FindingOut:
+    body = finding.body
+    return FindingOut(
+        rank=finding.rank,
+        code=finding.code,
+        severity=finding.severity,
+        factor=finding.factor,
+        time_lost_s=finding.time_lost_s,
+        title=str(body.get("title", "")),
+        summary=str(body.get("summary", "")),
+        fix=str(body.get("fix", "")),
+        flows=[int(f) for f in body.get("flows", [])],
+        evidence=dict(body.get("evidence", {})),
+    )
+
+
+def read_flows(
+    session: SessionDep,
+    viewer: Viewer,
+    capture_id: uuid.UUID,
+    sort: results.FlowSort,
+    order: Literal["asc", "desc"],
+    limit: int,
+    offset: int,
+) -> FlowPageOut:
+    capture = visible_capture(session, viewer, capture_id)
+    rows, total = results.flows_of(
+        session, capture, sort=sort, descending=order == "desc", limit=limit, offset=offset
+    )
+    return FlowPageOut(items=[flow_out(f) for f in rows], total=total)
+
+
+def read_findings(session: SessionDep, viewer: Viewer, capture_id: uuid.UUID) -> list[FindingOut]:
+    capture = visible_capture(session, viewer, capture_id)
+    return [finding_out(f) for f in results.findings_of(session, capture)]
+
+
+def read_flow(session: SessionDep, viewer: Viewer, capture_id: uuid.UUID, flow_id: int) -> FlowOut:
+    capture = visible_capture(session, viewer, capture_id)
+    return flow_out(results.flow_of(session, capture, flow_id))
+
+
+def read_series(
+    request: Request,
+    session: SessionDep,
+    service: ServiceContext,
+    viewer: Viewer,
+    capture_id: uuid.UUID,
+    flow_id: int,
+    direction: Direction,
+    start_s: float | None,
+    end_s: float | None,
+    max_points: int,
+) -> SeriesOut | Response:
+    capture = visible_capture(session, viewer, capture_id)
+    flow = results.flow_of(session, capture, flow_id)
+    window = results.series_of(
+        service.store,
+        flow,
+        direction=direction,
+        start_s=start_s,
+        end_s=end_s,
+        max_points=max_points,
+    )
+    if ARROW_STREAM_MEDIA_TYPE in request.headers.get("accept", ""):
+        return Response(
+            series_to_arrow_stream(window),
+            media_type=ARROW_STREAM_MEDIA_TYPE,
+            headers={"Cache-Control": "private, max-age=3600"},
+        )
+    return SeriesOut(
+        flow=flow_id,
+        direction=direction,
+        points_in_range=window.points_in_range,
+        returned_points=window.table.num_rows,
+        reduced=window.reduced,
+        event_kinds=list(EVENT_KINDS),
+        columns=series_columns(window),
+    )
+
+
+FLOWS_DOC = "Flows of the capture, sortable by throughput, duration, retransmissions, time lost"
+SERIES_DOC = (
+    "One direction of one flow between `from` and `to` (seconds from the capture start): every "
+    "point when there are at most `max_points`, otherwise per-bucket min/max of each column plus "
+    "every point carrying an event mark. JSON, or Arrow IPC stream with "
+    f"`Accept: {ARROW_STREAM_MEDIA_TYPE}`."
+)
+SERIES_RESPONSES: dict[int | str, dict[str, object]] = {
+    200: {"content": {ARROW_STREAM_MEDIA_TYPE: {}}}
+}
+
+
+@router.get("/flows", response_model=FlowPageOut, summary=FLOWS_DOC)
+def get_flows(
+    session: SessionDep,
+    viewer: ViewerDep,
+    capture_id: uuid.UUID,
+    sort: SortParam = "id",
+    order: OrderParam = "asc",
+    limit: Annotated[int, Query(ge=1, le=5000)] = 500,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> FlowPageOut:
+    return read_flows(session, viewer, capture_id, sort, order, limit, offset)
+
+
+@router.get("/findings", response_model=list[FindingOut], summary="Findings, most important first")
+def get_findings(session: SessionDep, viewer: ViewerDep, capture_id: uuid.UUID) -> list[FindingOut]:
+    return read_findings(session, viewer, capture_id)
+
+
+@router.get("/flows/{flow_id}", response_model=FlowOut, summary="One flow")
+def get_flow(
+    session: SessionDep, viewer: ViewerDep, capture_id: uuid.UUID, flow_id: int
+) -> FlowOut:
+    return read_flow(session, viewer, capture_id, flow_id)
+
+
+@router.get(
+    "/flows/{flow_id}/series",
+    response_model=SeriesOut,
+    responses=SERIES_RESPONSES,
+    summary="A flow's time series with level of detail",
+    description=SERIES_DOC,
+)
+def get_series(
+    request: Request,
+    session: SessionDep,
+    viewer: ViewerDep,
+    service: ServiceDep,
+    capture_id: uuid.UUID,
+    flow_id: int,
+    direction: Direction = "client_to_server",
+    start_s: Annotated[float | None, Query(alias="from")] = None,
+    end_s: Annotated[float | None, Query(alias="to")] = None,
+    max_points: Annotated[int, Query(ge=2, le=results.MAX_SERIES_POINTS)] = 4000,
+) -> SeriesOut | Response:
+    return read_series(
+        request,
+        session,
+        service,
+        viewer,
+        capture_id,
+        flow_id,
+        direction,
+        start_s,
+        end_s,
+        max_points,
+    )

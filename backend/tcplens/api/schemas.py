@@ -1,0 +1,184 @@
+"""Request and response bodies of the API: the OpenAPI schema the frontend client is generated
+from. Field names are part of the contract; add fields, do not rename them."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+CaptureStatus = Literal["queued", "running", "done", "failed"]
+
+
+class UserOut(BaseModel):
+    id: uuid.UUID
+    email: str
+
+
+class WorkspaceOut(BaseModel):
+    id: uuid.UUID
+    name: str
+    role: Literal["owner", "member"]
+
+
+class SessionOut(BaseModel):
+    """Who is signed in. ``csrf_token`` goes in the ``X-CSRF-Token`` header of every unsafe
+    request made with the session cookie (it is also readable from the ``tcplens_csrf`` cookie)."""
+
+    user: UserOut
+    workspaces: list[WorkspaceOut]
+    csrf_token: str | None = None
+
+
+class Credentials(BaseModel):
+    email: str = Field(max_length=320)
+    password: str = Field(max_length=1024)
+
+
+class MemberOut(BaseModel):
+    user_id: uuid.UUID
+    email: str
+    role: Literal["owner", "member"]
+
+
+class WorkspaceCreate(BaseModel):
+    name: str = Field(min_length=1, max_length=200)
+
+
+class MemberInvite(BaseModel):
+    email: str = Field(max_length=320)
+
+
+class TokenCreate(BaseModel):
+    name: str = Field(default="token", max_length=200)
+    workspace_id: uuid.UUID | None = None
+
+
+class TokenOut(BaseModel):
+    id: uuid.UUID
+    name: str
+    workspace_id: uuid.UUID
+    display_prefix: str
+    created_at: datetime
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+
+
+class TokenIssued(TokenOut):
+    token: str = Field(description="The token itself. Shown only in this response.")
+
+
+class Progress(BaseModel):
+    stage: str | None = Field(description="reading | analysing | storing, while running")
+    bytes_done: int
+    bytes_total: int
+
+
+class CaptureError(BaseModel):
+    code: str
+    message: str
+
+
+class CaptureOut(BaseModel):
+    id: uuid.UUID
+    workspace_id: uuid.UUID
+    filename: str
+    sha256: str
+    size_bytes: int
+    format: str = Field(description="pcap | pcapng | unknown (inside a compressed file)")
+    compression: str | None
+    status: CaptureStatus
+    progress: Progress
+    error: CaptureError | None
+    facts: dict[str, Any] | None = Field(
+        description="When done: the `capture` object of DESIGN.md's analyze JSON, plus counts"
+    )
+    analyzer_version: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+class JobOut(BaseModel):
+    id: int | None
+    status: str | None = Field(description="the queue's view: todo | doing | succeeded | failed")
+
+
+class UploadAccepted(BaseModel):
+    capture: CaptureOut
+    job: JobOut
+    created: bool = Field(description="false: the same bytes were already in this workspace")
+
+
+class CapturePageOut(BaseModel):
+    items: list[CaptureOut]
+    next_cursor: str | None
+
+
+class FlowOut(BaseModel):
+    """One flow: DESIGN.md's flow object (``summary``) plus the metrics the table sorts on."""
+
+    id: int
+    client: str
+    server: str
+    start_s: float
+    duration_s: float
+    bytes_total: int
+    packets: int
+    throughput_bps: float
+    retransmissions: int
+    time_lost_s: float
+    limiting_factor: str | None
+    summary: dict[str, Any]
+
+
+class FlowPageOut(BaseModel):
+    items: list[FlowOut]
+    total: int
+
+
+class FindingOut(BaseModel):
+    """DESIGN.md's finding object, most important first."""
+
+    rank: int
+    code: str
+    severity: str
+    factor: str | None
+    time_lost_s: float | None
+    title: str
+    summary: str
+    fix: str
+    flows: list[int]
+    evidence: dict[str, Any]
+
+
+class SeriesOut(BaseModel):
+    """One direction of one flow. ``columns`` maps a column name to its values, row-aligned;
+    ``events`` is a bit mask over ``event_kinds``."""
+
+    flow: int
+    direction: Literal["client_to_server", "server_to_client"]
+    points_in_range: int
+    returned_points: int
+    reduced: bool
+    event_kinds: list[str]
+    columns: dict[str, list[Any]]
+
+
+class ShareCreate(BaseModel):
+    expires_in_s: int | None = Field(default=None, description="none: until revoked")
+
+
+class ShareLinkOut(BaseModel):
+    id: uuid.UUID
+    capture_id: uuid.UUID
+    created_at: datetime
+    expires_at: datetime | None
+    revoked_at: datetime | None
+
+
+class ShareLinkIssued(ShareLinkOut):
+    token: str = Field(description="Shown only in this response")
+    url: str = Field(description="The page to send to someone")

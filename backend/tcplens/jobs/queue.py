@@ -1,0 +1,66 @@
+"""The job queue: procrastinate on the same PostgreSQL database as everything else.
+
+Why procrastinate: PostgreSQL is already required, so the queue adds no server; a job is enqueued
+in the same transaction as the capture row (no capture without its job, no job without its
+capture); workers take jobs with ``SELECT … FOR UPDATE SKIP LOCKED``, so two workers never run one
+job; and workers send heartbeats, so the job of a worker that died (kill -9, lost machine) is found
+and retried by ``retry_stalled_jobs`` below.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import procrastinate
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session
+
+from tcplens.db.engine import normalize_url
+
+ANALYSIS_QUEUE = "analysis"
+MAINTENANCE_QUEUE = "maintenance"
+ANALYZE_TASK = "tcplens.analyze_capture"
+RETRY_STALLED_TASK = "tcplens.retry_stalled_jobs"
+
+
+def conninfo(database_url: str) -> str:
+    """A libpq connection string for psycopg from the SQLAlchemy URL the rest of the app uses."""
+    url = make_url(normalize_url(database_url)).set(drivername="postgresql")
+    return url.render_as_string(hide_password=False)
+
+
+def build_app(connector: procrastinate.connector.BaseConnector) -> procrastinate.App:
+    """An app with tcplens's tasks registered on it (a fresh set per app)."""
+    from tcplens.jobs import tasks
+
+    app = procrastinate.App(connector=connector)
+    tasks.register(app)
+    return app
+
+
+def worker_app(database_url: str) -> procrastinate.App:
+    """An app whose connector opens its own async pool: what a worker runs on."""
+    return build_app(procrastinate.PsycopgConnector(conninfo=conninfo(database_url)))
+
+
+@functools.cache
+def _deferring_app() -> procrastinate.App:
+    # Deferring always goes through the caller's connection (see ``defer_analysis``), so this
+    # connector never opens a pool of its own and needs no connection string.
+    return build_app(procrastinate.SyncPsycopgConnector())
+
+
+def defer_analysis(session: Session, capture_id: str) -> int:
+    """Enqueue the analysis of a capture inside the session's current transaction.
+
+    The job becomes visible to workers when the caller commits; on rollback it never existed.
+    ``queueing_lock`` keeps at most one waiting job per capture.
+    """
+    raw: Any = session.connection().connection.driver_connection
+    app = _deferring_app()
+    return app.configure_task(
+        ANALYZE_TASK,
+        queueing_lock=f"capture:{capture_id}",
+        connection=raw,
+    ).defer(capture_id=capture_id)

@@ -1,0 +1,65 @@
+"""The tasks workers run, and the process-wide context they run with.
+
+``analyze_capture`` is synchronous (procrastinate runs it in a thread); the analysis itself runs
+in a child process with bounded memory and time (``services.analysis``). ``retry_stalled_jobs``
+runs every few seconds on every worker (procrastinate defers each periodic run once, whichever
+worker gets there first) and puts the jobs of workers whose heartbeat stopped back in the queue.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+import procrastinate
+
+from tcplens.jobs.queue import (
+    ANALYSIS_QUEUE,
+    ANALYZE_TASK,
+    MAINTENANCE_QUEUE,
+    RETRY_STALLED_TASK,
+)
+from tcplens.services.context import ServiceContext
+
+logger = logging.getLogger(__name__)
+
+STALLED_CHECK_CRON = "*/5 * * * * *"  # every 5 s (croniter's sixth field is seconds)
+
+_context: ServiceContext | None = None
+
+
+def bind(context: ServiceContext) -> None:
+    """Give this process's tasks their database, store and settings (once, at worker start)."""
+    global _context
+    _context = context
+
+
+def current_context() -> ServiceContext:
+    if _context is None:
+        raise RuntimeError("tcplens tasks run only in a worker started by tcplens")
+    return _context
+
+
+def analyze_capture(capture_id: str) -> None:
+    from tcplens.services import analysis
+
+    analysis.analyze(current_context(), uuid.UUID(capture_id))
+
+
+async def retry_stalled_jobs(context: procrastinate.JobContext, timestamp: int) -> None:
+    seconds = current_context().settings.stalled_worker_timeout_s
+    manager = context.app.job_manager
+    for job in await manager.get_stalled_jobs(seconds_since_heartbeat=seconds):
+        logger.warning("job %s of a stalled worker goes back in the queue", job.id)
+        await manager.retry_job(job)
+
+
+def register(app: procrastinate.App) -> None:
+    app.task(name=ANALYZE_TASK, queue=ANALYSIS_QUEUE)(analyze_capture)
+    stalled = app.task(
+        name=RETRY_STALLED_TASK,
+        queue=MAINTENANCE_QUEUE,
+        pass_context=True,
+        queueing_lock=RETRY_STALLED_TASK,
+    )(retry_stalled_jobs)
+    app.periodic(cron=STALLED_CHECK_CRON, periodic_id="retry-stalled")(stalled)

@@ -1,0 +1,52 @@
+"""Running workers: in the API process (``tcplens serve``) or standalone (``tcplens worker``)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from tcplens.jobs import tasks
+from tcplens.jobs.queue import ANALYSIS_QUEUE, MAINTENANCE_QUEUE, worker_app
+from tcplens.services.context import ServiceContext
+
+logger = logging.getLogger(__name__)
+
+
+async def run_worker(
+    context: ServiceContext, *, concurrency: int, install_signal_handlers: bool
+) -> None:
+    """Take jobs until cancelled (or, standalone, until SIGINT/SIGTERM)."""
+    tasks.bind(context)
+    url = context.engine.url.render_as_string(hide_password=False)
+    app = worker_app(url)
+    settings = context.settings
+    async with app.open_async():
+        await app.run_worker_async(
+            queues=[ANALYSIS_QUEUE, MAINTENANCE_QUEUE],
+            concurrency=concurrency,
+            update_heartbeat_interval=settings.worker_heartbeat_s,
+            stalled_worker_timeout=settings.stalled_worker_timeout_s,
+            install_signal_handlers=install_signal_handlers,
+            # Sleep at most this long between polls when LISTEN/NOTIFY is quiet.
+            fetch_job_polling_interval=2.0,
+        )
+
+
+@contextlib.asynccontextmanager
+async def in_process_worker(context: ServiceContext):  # type: ignore[no-untyped-def]
+    """A worker alongside the API, for the lifetime of the app."""
+    task = asyncio.create_task(
+        run_worker(
+            context,
+            concurrency=context.settings.worker_concurrency,
+            install_signal_handlers=False,
+        ),
+        name="tcplens-in-process-worker",
+    )
+    try:
+        yield task
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task

@@ -1,0 +1,224 @@
+"""The analysis job: run the core on an uploaded capture and store its results.
+
+Idempotent: results are keyed by (capture, analyzer version). A job that finds its capture done
+by the same analyzer version returns at once; one that runs again (a retried stalled job, or a
+new analyzer version) replaces the rows in one transaction, so readers never see half a result.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import multiprocessing
+import tempfile
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import delete
+from sqlalchemy.exc import IntegrityError
+
+import tcplens
+from tcplens.db.captures import Capture, Finding, Flow
+from tcplens.services.context import ServiceContext
+from tcplens.storage.series import DIRECTIONS
+
+logger = logging.getLogger(__name__)
+
+ANALYZER_VERSION = tcplens.__version__
+
+# forkserver: each analysis forks from a small clean server process that has imported the core
+# once (fast start, no inherited threads or sockets from the worker).
+_MP = multiprocessing.get_context("forkserver")
+_MP.set_forkserver_preload(["tcplens.services.analysis_child"])
+
+
+class AnalysisFailed(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def analyze(ctx: ServiceContext, capture_id: uuid.UUID) -> None:
+    blob_key = _start(ctx, capture_id)
+    if blob_key is None:
+        return
+    try:
+        with tempfile.TemporaryDirectory(prefix="tcplens-analysis-") as scratch:
+            scratch_dir = Path(scratch)
+            with ctx.store.local_copy(blob_key, scratch_dir / "input") as path:
+                _progress(ctx, capture_id, "analysing", ctx_size(ctx, capture_id))
+                report = _run_child(ctx, path, scratch_dir / "out")
+            _progress(ctx, capture_id, "storing", ctx_size(ctx, capture_id))
+            _store(ctx, capture_id, report, scratch_dir / "out" / "series")
+    except AnalysisFailed as failure:
+        _fail(ctx, capture_id, failure.code, failure.message)
+    except Exception:
+        logger.exception("analysis of capture %s failed", capture_id)
+        _fail(ctx, capture_id, "internal_error", "the analysis failed unexpectedly")
+
+
+def ctx_size(ctx: ServiceContext, capture_id: uuid.UUID) -> int:
+    with ctx.sessionmaker() as session:
+        capture = session.get(Capture, capture_id)
+        return capture.size_bytes if capture else 0
+
+
+def _start(ctx: ServiceContext, capture_id: uuid.UUID) -> str | None:
+    with ctx.sessionmaker() as session:
+        capture = session.get(Capture, capture_id, with_for_update=True)
+        if capture is None:
+            return None  # deleted while queued
+        if capture.status == "done" and capture.analyzer_version == ANALYZER_VERSION:
+            return None
+        capture.status = "running"
+        capture.stage = "reading"
+        capture.progress_bytes = 0
+        capture.attempts += 1
+        capture.error_code = capture.error_message = None
+        capture.started_at = datetime.now(UTC)
+        session.commit()
+        return capture.blob_key
+
+
+def _progress(ctx: ServiceContext, capture_id: uuid.UUID, stage: str, done: int) -> None:
+    with ctx.sessionmaker() as session:
+        capture = session.get(Capture, capture_id)
+        if capture is not None:
+            capture.stage = stage
+            capture.progress_bytes = done
+            session.commit()
+
+
+def _fail(ctx: ServiceContext, capture_id: uuid.UUID, code: str, message: str) -> None:
+    with ctx.sessionmaker() as session:
+        capture = session.get(Capture, capture_id)
+        if capture is not None:
+            capture.status = "failed"
+            capture.stage = None
+            capture.error_code = code
+            capture.error_message = message
+            capture.finished_at = datetime.now(UTC)
+            session.commit()
+
+
+def _run_child(ctx: ServiceContext, path: Path, out_dir: Path) -> dict[str, Any]:
+    from tcplens.services import analysis_child
+
+    out_dir.mkdir(parents=True)
+    settings = ctx.settings
+    child = _MP.Process(
+        target=analysis_child.run,
+        args=(str(path), str(out_dir), settings.analysis_memory_bytes),
+        name="tcplens-analysis",
+    )
+    child.start()
+    child.join(settings.analysis_timeout_s)
+    if child.is_alive():
+        child.kill()
+        child.join()
+        raise AnalysisFailed(
+            "analysis_timeout",
+            f"the analysis took longer than the limit of {settings.analysis_timeout_s:g} s",
+        )
+    error_file = out_dir / "error.json"
+    if error_file.exists():
+        error = json.loads(error_file.read_text())
+        raise AnalysisFailed(str(error["code"]), str(error["message"]))
+    report_file = out_dir / "report.json"
+    if child.exitcode != 0 or not report_file.exists():
+        raise AnalysisFailed(
+            "analysis_crashed",
+            "the analysis stopped without a result (it may have exceeded the memory limit of "
+            f"{settings.analysis_memory_bytes // 2**20} MiB)",
+        )
+    report: dict[str, Any] = json.loads(report_file.read_text())
+    return report
+
+
+def _flow_time_lost(report: dict[str, Any]) -> dict[int, float]:
+    """Time lost per flow: each finding's time lost shared equally among the flows it names."""
+    lost: dict[int, float] = {}
+    for finding in report.get("findings", []):
+        flows = finding.get("flows") or []
+        seconds = finding.get("time_lost_s") or 0.0
+        for flow_id in flows:
+            lost[int(flow_id)] = lost.get(int(flow_id), 0.0) + seconds / len(flows)
+    return lost
+
+
+def _store(
+    ctx: ServiceContext, capture_id: uuid.UUID, report: dict[str, Any], series_dir: Path
+) -> None:
+    prefix = f"captures/{capture_id}/results/{ANALYZER_VERSION}"
+    # Series files first: rows that point at files only appear once the files exist.
+    for path in sorted(series_dir.glob("*.arrow")):
+        ctx.store.put_bytes(f"{prefix}/series/{path.name}", path.read_bytes())
+    lost = _flow_time_lost(report)
+    flows = []
+    for flow in report.get("flows", []):
+        flow_id = int(flow["id"])
+        total = int(flow["bytes"]["client_to_server"]) + int(flow["bytes"]["server_to_client"])
+        duration = float(flow["duration_s"])
+        flows.append(
+            Flow(
+                capture_id=capture_id,
+                flow_id=flow_id,
+                client=str(flow["client"])[:64],
+                server=str(flow["server"])[:64],
+                start_s=float(flow["start_s"]),
+                duration_s=duration,
+                bytes_total=total,
+                packets=int(flow["packets"]),
+                throughput_bps=8.0 * total / duration if duration > 0 else 0.0,
+                retransmissions=int(flow["retransmissions"]),
+                time_lost_s=lost.get(flow_id, 0.0),
+                limiting_factor=flow.get("limiting_factor"),
+                summary=flow,
+                series_keys={
+                    name: f"{prefix}/series/{flow_id}-{name}.arrow"
+                    for name in DIRECTIONS
+                    if (series_dir / f"{flow_id}-{name}.arrow").exists()
+                },
+            )
+        )
+    findings = [
+        Finding(
+            capture_id=capture_id,
+            rank=rank,
+            code=str(f["code"]),
+            severity=str(f["severity"]),
+            factor=f.get("factor"),
+            time_lost_s=f.get("time_lost_s"),
+            body=f,
+        )
+        for rank, f in enumerate(report.get("findings", []), start=1)
+    ]
+    facts = dict(report.get("capture", {}))
+    facts["flows"] = len(flows)
+    facts["findings"] = len(findings)
+    with ctx.sessionmaker() as session:
+        capture = session.get(Capture, capture_id, with_for_update=True)
+        if capture is None:
+            ctx.store.delete_prefix(f"captures/{capture_id}")
+            return
+        session.execute(delete(Flow).where(Flow.capture_id == capture_id))
+        session.execute(delete(Finding).where(Finding.capture_id == capture_id))
+        session.add_all(flows)
+        session.add_all(findings)
+        capture.status = "done"
+        capture.stage = None
+        capture.progress_bytes = capture.size_bytes
+        capture.facts = facts
+        capture.format = str(facts.get("format", capture.format))
+        capture.compression = facts.get("compression", capture.compression)
+        capture.analyzer_version = ANALYZER_VERSION
+        capture.finished_at = datetime.now(UTC)
+        try:
+            session.commit()
+        except IntegrityError:
+            # The capture was deleted between our read and the commit.
+            session.rollback()
+            ctx.store.delete_prefix(f"captures/{capture_id}")

@@ -1,0 +1,266 @@
+"""Captures: receive an upload, look one up, list a workspace's, delete one.
+
+An upload is streamed: each chunk is hashed, counted against the size limit and written to the
+blob store as it arrives, so memory stays bounded whatever the file size. The container format
+is decided from the first bytes (never the file name). The capture row and its analysis job are
+written in one transaction.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import and_, or_, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+
+from tcplens.capture.compression import SNIFF_BYTES, sniff_format
+from tcplens.db.captures import Capture
+from tcplens.errors import (
+    InvalidInput,
+    NotFound,
+    PermissionDenied,
+    TooLarge,
+    UnsupportedMediaType,
+)
+from tcplens.jobs.queue import defer_analysis
+from tcplens.services import accounts
+from tcplens.services.access import Viewer, visible_capture, writable_workspace
+from tcplens.services.context import ServiceContext
+
+SUPPORTED_FORMATS = ("pcap", "pcapng", "pcap.gz", "pcapng.gz", "pcap.zst", "pcapng.zst")
+# Blob writes are batched so the thread hop per write is paid once per megabyte, not per packet
+# of the request body.
+WRITE_BATCH = 1024 * 1024
+MAX_FILENAME = 255
+PAGE_SIZE_MAX = 200
+
+
+class UnsupportedFormat(UnsupportedMediaType):
+    code = "unsupported_format"
+
+
+class UploadTooLarge(TooLarge):
+    code = "upload_too_large"
+
+
+class EmptyUpload(InvalidInput):
+    code = "empty_upload"
+
+
+class NotCaptureOwner(PermissionDenied):
+    code = "not_capture_owner"
+
+
+def clean_filename(name: str | None) -> str:
+    """The last path segment, without control characters; never empty."""
+    base = (name or "").replace("\\", "/").rsplit("/", 1)[-1]
+    base = "".join(ch for ch in base if ch.isprintable()).strip()
+    return base[:MAX_FILENAME] or "capture"
+
+
+@dataclass(frozen=True)
+class Received:
+    capture: Capture
+    created: bool  # False: the same bytes were already in this workspace
+
+
+async def receive_upload(
+    ctx: ServiceContext,
+    viewer: Viewer,
+    chunks: AsyncIterator[bytes],
+    *,
+    filename: str | None,
+    workspace_id: uuid.UUID | None,
+) -> Received:
+    target = writable_workspace(viewer, workspace_id)
+    limit = ctx.settings.max_upload_bytes
+    capture_id = uuid.uuid4()
+    blob_key = f"captures/{capture_id}/original"
+    writer = await run_in_threadpool(ctx.store.open_writer, blob_key)
+    digest = hashlib.sha256()
+    size = 0
+    head = b""
+    container: str | None = None
+    pending = bytearray()
+    committed = False
+    try:
+        async for chunk in chunks:
+            if not chunk:
+                continue
+            size += len(chunk)
+            if size > limit:
+                raise UploadTooLarge(
+                    f"the upload is larger than the limit of {limit} bytes", limit_bytes=limit
+                )
+            if container is None:
+                head += chunk[: SNIFF_BYTES - len(head)]
+                if len(head) >= SNIFF_BYTES:
+                    container = _container_or_refuse(head)
+            digest.update(chunk)
+            pending += chunk
+            if len(pending) >= WRITE_BATCH:
+                await run_in_threadpool(writer.write, bytes(pending))
+                pending.clear()
+        if size == 0:
+            raise EmptyUpload("the upload is empty", field="file")
+        if container is None:
+            container = _container_or_refuse(head)
+        if pending:
+            await run_in_threadpool(writer.write, bytes(pending))
+        await run_in_threadpool(writer.commit)
+        committed = True
+    finally:
+        if not committed:
+            await run_in_threadpool(writer.abort)
+    return await run_in_threadpool(
+        _record_upload,
+        ctx,
+        viewer,
+        capture_id=capture_id,
+        workspace_id=target,
+        filename=clean_filename(filename),
+        sha256=digest.hexdigest(),
+        size=size,
+        container=container,
+        blob_key=blob_key,
+    )
+
+
+def _container_or_refuse(head: bytes) -> str:
+    container = sniff_format(head)
+    if container is None:
+        raise UnsupportedFormat(
+            "this is not a packet capture; supported formats: " + ", ".join(SUPPORTED_FORMATS),
+            supported_formats=list(SUPPORTED_FORMATS),
+        )
+    return container
+
+
+def _record_upload(
+    ctx: ServiceContext,
+    viewer: Viewer,
+    *,
+    capture_id: uuid.UUID,
+    workspace_id: uuid.UUID,
+    filename: str,
+    sha256: str,
+    size: int,
+    container: str,
+    blob_key: str,
+) -> Received:
+    with ctx.sessionmaker() as session:
+        existing = _by_digest(session, workspace_id, sha256)
+        if existing is None:
+            capture = Capture(
+                id=capture_id,
+                workspace_id=workspace_id,
+                uploaded_by=viewer.user_id,
+                filename=filename,
+                sha256=sha256,
+                size_bytes=size,
+                format=container if container in ("pcap", "pcapng") else "unknown",
+                compression=container if container in ("gzip", "zstd") else None,
+                blob_key=blob_key,
+                status="queued",
+                progress_bytes=0,
+                attempts=0,
+            )
+            session.add(capture)
+            try:
+                session.flush()
+                capture.job_id = defer_analysis(session, str(capture_id))
+                session.commit()
+                return Received(capture=capture, created=True)
+            except IntegrityError:
+                # The same bytes arrived concurrently and the other upload won the race.
+                session.rollback()
+                existing = _by_digest(session, workspace_id, sha256)
+                if existing is None:
+                    raise
+    ctx.store.delete_prefix(f"captures/{capture_id}")
+    return Received(capture=existing, created=False)
+
+
+def _by_digest(session: Session, workspace_id: uuid.UUID, sha256: str) -> Capture | None:
+    return session.scalar(
+        select(Capture).where(Capture.workspace_id == workspace_id, Capture.sha256 == sha256)
+    )
+
+
+@dataclass(frozen=True)
+class CapturePage:
+    items: list[Capture]
+    next_cursor: str | None
+
+
+def _encode_cursor(capture: Capture) -> str:
+    raw = json.dumps([capture.created_at.isoformat(), str(capture.id)]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        created, ident = json.loads(raw)
+        return datetime.fromisoformat(created), uuid.UUID(ident)
+    except (ValueError, TypeError) as exc:
+        raise InvalidInput("the cursor is not one this API returned", field="cursor") from exc
+
+
+def list_captures(
+    session: Session,
+    viewer: Viewer,
+    workspace_id: uuid.UUID | None,
+    *,
+    cursor: str | None,
+    limit: int,
+) -> CapturePage:
+    """Newest first, keyset-paginated on (created_at, id) so pages stay stable under inserts."""
+    target = workspace_id or viewer.default_workspace_id
+    if target is None or not viewer.reads_workspace(target):
+        raise accounts.WorkspaceNotFound("no such workspace")
+    limit = max(1, min(limit, PAGE_SIZE_MAX))
+    query = select(Capture).where(Capture.workspace_id == target)
+    if cursor:
+        created, ident = _decode_cursor(cursor)
+        query = query.where(
+            or_(
+                Capture.created_at < created,
+                and_(Capture.created_at == created, Capture.id < ident),
+            )
+        )
+    rows = list(
+        session.scalars(
+            query.order_by(Capture.created_at.desc(), Capture.id.desc()).limit(limit + 1)
+        )
+    )
+    next_cursor = _encode_cursor(rows[limit - 1]) if len(rows) > limit else None
+    return CapturePage(items=rows[:limit], next_cursor=next_cursor)
+
+
+def delete_capture(
+    ctx: ServiceContext, session: Session, viewer: Viewer, capture_id: uuid.UUID
+) -> None:
+    """Remove the capture, its results (cascade) and its files. The workspace's owner or the
+    uploader may delete; other members may not."""
+    capture = visible_capture(session, viewer, capture_id)
+    if viewer.shared_capture_id is not None or viewer.user_id is None:
+        raise NotCaptureOwner("a share link is read-only")
+    role = accounts.role_in(session, viewer.user_id, capture.workspace_id)
+    if role != "owner" and capture.uploaded_by != viewer.user_id:
+        raise NotCaptureOwner("only the workspace's owner or the uploader deletes a capture")
+    session.delete(capture)
+    session.commit()
+    ctx.store.delete_prefix(f"captures/{capture_id}")
+
+
+class CaptureFileGone(NotFound):
+    code = "capture_file_gone"

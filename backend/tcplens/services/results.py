@@ -1,0 +1,120 @@
+"""Reading analysis results: flows (sortable), findings, one flow, and a flow's series with level
+of detail. Callers have already resolved the capture through ``access.visible_capture``."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Literal
+
+import pyarrow as pa
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from tcplens.db.captures import Capture, Finding, Flow
+from tcplens.errors import Conflict, InvalidInput, NotFound
+from tcplens.storage.blobs import BlobNotFoundError, BlobStore
+from tcplens.storage.series import DIRECTIONS, SeriesWindow, decode_series, reduce_series
+
+FlowSort = Literal["id", "throughput", "duration", "retransmissions", "time_lost", "bytes", "start"]
+_SORT_COLUMNS = {
+    "id": Flow.flow_id,
+    "throughput": Flow.throughput_bps,
+    "duration": Flow.duration_s,
+    "retransmissions": Flow.retransmissions,
+    "time_lost": Flow.time_lost_s,
+    "bytes": Flow.bytes_total,
+    "start": Flow.start_s,
+}
+MAX_SERIES_POINTS = 100_000
+
+
+class FlowNotFound(NotFound):
+    code = "flow_not_found"
+
+
+class AnalysisNotReady(Conflict):
+    code = "analysis_not_ready"
+
+
+def require_done(capture: Capture) -> None:
+    if capture.status != "done":
+        raise AnalysisNotReady(
+            f"the analysis of this capture is {capture.status}",
+            capture_status=capture.status,
+        )
+
+
+def flows_of(
+    session: Session,
+    capture: Capture,
+    *,
+    sort: FlowSort,
+    descending: bool,
+    limit: int,
+    offset: int,
+) -> tuple[list[Flow], int]:
+    require_done(capture)
+    column = _SORT_COLUMNS[sort]
+    order = column.desc() if descending else column.asc()
+    rows = list(
+        session.scalars(
+            select(Flow)
+            .where(Flow.capture_id == capture.id)
+            .order_by(order, Flow.flow_id)
+            .limit(limit)
+            .offset(offset)
+        )
+    )
+    total = int(capture.facts.get("flows", 0)) if capture.facts else len(rows)
+    return rows, total
+
+
+def findings_of(session: Session, capture: Capture) -> list[Finding]:
+    require_done(capture)
+    return list(
+        session.scalars(
+            select(Finding).where(Finding.capture_id == capture.id).order_by(Finding.rank)
+        )
+    )
+
+
+def flow_of(session: Session, capture: Capture, flow_id: int) -> Flow:
+    require_done(capture)
+    flow = session.get(Flow, (capture.id, flow_id))
+    if flow is None:
+        raise FlowNotFound(f"capture has no flow {flow_id}")
+    return flow
+
+
+def series_of(
+    store: BlobStore,
+    flow: Flow,
+    *,
+    direction: str,
+    start_s: float | None,
+    end_s: float | None,
+    max_points: int,
+) -> SeriesWindow:
+    if direction not in DIRECTIONS:
+        raise InvalidInput("direction must be one of " + ", ".join(DIRECTIONS), field="direction")
+    if not 2 <= max_points <= MAX_SERIES_POINTS:
+        raise InvalidInput(f"max_points must be within 2..{MAX_SERIES_POINTS}", field="max_points")
+    if start_s is not None and end_s is not None and end_s < start_s:
+        raise InvalidInput("'to' is before 'from'", field="to")
+    key = flow.series_keys.get(direction)
+    if key is None:
+        return reduce_series(
+            pa.table({"time_s": pa.array([], pa.float64()), "events": pa.array([], pa.uint32())}),
+            start_s=start_s,
+            end_s=end_s,
+            max_points=max_points,
+        )
+    try:
+        table = decode_series(store.get_bytes(key))
+    except BlobNotFoundError as exc:
+        raise FlowNotFound("the series of this flow are gone (capture being deleted?)") from exc
+    return reduce_series(table, start_s=start_s, end_s=end_s, max_points=max_points)
+
+
+def capture_id_of(flow: Flow) -> uuid.UUID:
+    return flow.capture_id

@@ -1,0 +1,149 @@
+"""Sign-up, login, sessions with CSRF, workspaces and members, API tokens."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+
+from tcplens.main import create_app
+from tcplens.settings import Settings
+from tests.api.service_fixtures import PASSWORD, sign_up
+
+
+@pytest.fixture
+def app_settings(settings: Settings) -> Settings:
+    return settings.model_copy(update={"login_attempts_per_minute": 1000.0})
+
+
+@pytest.fixture
+def make_client(app_settings: Settings, engine: Engine) -> Iterator[object]:
+    app = create_app(app_settings, engine)
+    clients: list[TestClient] = []
+
+    def make() -> TestClient:
+        client = TestClient(app, base_url="https://testserver")
+        client.__enter__()
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        client.__exit__(None, None, None)
+
+
+def test_sign_up_sets_a_secure_http_only_session_cookie(make_client) -> None:  # type: ignore[no-untyped-def]
+    client = make_client()
+    response = client.post(
+        "/api/v1/auth/signup", json={"email": "Alice@Example.com", "password": PASSWORD}
+    )
+    assert response.status_code == 201
+    cookies = response.headers.get_list("set-cookie")
+    session_cookie = next(c for c in cookies if c.startswith("tcplens_session="))
+    assert "HttpOnly" in session_cookie and "Secure" in session_cookie
+    assert "samesite=lax" in session_cookie.lower()
+    body = response.json()
+    assert body["user"]["email"] == "alice@example.com"
+    assert body["workspaces"][0]["role"] == "owner"
+    assert client.get("/api/v1/auth/me").json()["user"]["email"] == "alice@example.com"
+
+
+def test_duplicate_sign_up_and_weak_password_are_refused(make_client) -> None:  # type: ignore[no-untyped-def]
+    client = make_client()
+    actor = sign_up(client)
+    again = make_client().post(
+        "/api/v1/auth/signup", json={"email": actor.email, "password": PASSWORD}
+    )
+    assert again.status_code == 409 and again.json()["code"] == "email_taken"
+    weak = make_client().post(
+        "/api/v1/auth/signup", json={"email": "b@example.com", "password": "x"}
+    )
+    assert weak.status_code == 422 and weak.json()["code"] == "weak_password"
+
+
+def test_login_failure_says_the_same_for_unknown_user_and_wrong_password(make_client) -> None:  # type: ignore[no-untyped-def]
+    actor = sign_up(make_client())
+    wrong = make_client().post(
+        "/api/v1/auth/login", json={"email": actor.email, "password": "not the password"}
+    )
+    unknown = make_client().post(
+        "/api/v1/auth/login", json={"email": "nobody@example.com", "password": PASSWORD}
+    )
+    assert wrong.status_code == unknown.status_code == 401
+    assert wrong.json()["detail"] == unknown.json()["detail"]
+    assert wrong.headers["content-type"] == "application/problem+json"
+    ok = make_client().post("/api/v1/auth/login", json={"email": actor.email, "password": PASSWORD})
+    assert ok.status_code == 200 and ok.json()["csrf_token"]
+
+
+def test_unsafe_requests_with_the_cookie_need_the_csrf_header(make_client) -> None:  # type: ignore[no-untyped-def]
+    actor = sign_up(make_client())
+    missing = actor.client.post("/api/v1/workspaces", json={"name": "team"})
+    assert missing.status_code == 403 and missing.json()["code"] == "csrf_failed"
+    forged = actor.client.post(
+        "/api/v1/workspaces", json={"name": "team"}, headers={"X-CSRF-Token": "0" * 64}
+    )
+    assert forged.status_code == 403
+    ok = actor.client.post("/api/v1/workspaces", json={"name": "team"}, headers=actor.headers())
+    assert ok.status_code == 201 and ok.json()["role"] == "owner"
+
+
+def test_logout_ends_the_session(make_client) -> None:  # type: ignore[no-untyped-def]
+    actor = sign_up(make_client())
+    cookie = {"Cookie": f"tcplens_session={actor.client.cookies.get('tcplens_session')}"}
+    replay = make_client()
+    assert replay.get("/api/v1/auth/me", headers=cookie).status_code == 200
+    assert actor.client.post("/api/v1/auth/logout", headers=actor.headers()).status_code == 204
+    assert replay.get("/api/v1/auth/me", headers=cookie).status_code == 401
+
+
+def test_owner_invites_an_existing_user_and_members_cannot_invite(make_client) -> None:  # type: ignore[no-untyped-def]
+    owner, mate, third = (sign_up(make_client()) for _ in range(3))
+    url = f"/api/v1/workspaces/{owner.workspace_id}/members"
+    added = owner.client.post(url, json={"email": mate.email}, headers=owner.headers())
+    assert added.status_code == 201 and added.json()["role"] == "member"
+    nobody = owner.client.post(url, json={"email": "ghost@example.com"}, headers=owner.headers())
+    assert nobody.status_code == 404 and nobody.json()["code"] == "user_not_found"
+    by_member = mate.client.post(url, json={"email": third.email}, headers=mate.headers())
+    assert by_member.status_code == 403 and by_member.json()["code"] == "not_workspace_owner"
+    emails = {m["email"] for m in mate.client.get(url).json()}
+    assert emails == {owner.email, mate.email}
+    # someone outside the workspace sees no such workspace
+    assert third.client.get(url).status_code == 404
+
+
+def test_api_token_is_shown_once_works_as_bearer_and_can_be_revoked(make_client) -> None:  # type: ignore[no-untyped-def]
+    actor = sign_up(make_client())
+    issued = actor.client.post("/api/v1/tokens", json={"name": "ci"}, headers=actor.headers())
+    assert issued.status_code == 201
+    token = issued.json()["token"]
+    assert token.startswith("tcpl_") and len(token) >= 40
+    listed = actor.client.get("/api/v1/tokens").json()
+    assert "token" not in listed[0] and listed[0]["display_prefix"] == token[:12]
+    bearer = make_client()
+    me = bearer.get("/api/v1/auth/me", headers={"Authorization": f"Bearer {token}"})
+    assert me.status_code == 200 and me.json()["user"]["email"] == actor.email
+    assert me.json()["csrf_token"] is None
+    revoked = actor.client.delete(f"/api/v1/tokens/{issued.json()['id']}", headers=actor.headers())
+    assert revoked.status_code == 204
+    again = bearer.get("/api/v1/auth/me", headers={"Authorization": f"Bearer {token}"})
+    assert again.status_code == 401 and again.headers["www-authenticate"] == "Bearer"
+
+
+def test_login_is_rate_limited_with_retry_after(settings: Settings, engine: Engine) -> None:
+    limited = settings.model_copy(update={"login_attempts_per_minute": 3.0})
+    with TestClient(create_app(limited, engine), base_url="https://testserver") as client:
+        codes = [
+            client.post(
+                "/api/v1/auth/login", json={"email": "x@example.com", "password": "wrong password"}
+            ).status_code
+            for _ in range(5)
+        ]
+        assert codes[:3] == [401, 401, 401]
+        last = client.post(
+            "/api/v1/auth/login", json={"email": "x@example.com", "password": "wrong password"}
+        )
+    assert last.status_code == 429 and int(last.headers["retry-after"]) >= 1
+    assert last.json()["code"] == "rate_limited"
