@@ -9,6 +9,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+import numpy as np
+
 from tcplens.capture.compiled import kernel, read_u32
 from tcplens.capture.errors import NotACaptureError, UnsupportedCaptureError
 from tcplens.capture.records import (
@@ -17,8 +19,9 @@ from tcplens.capture.records import (
     STOP_BAD,
     STOP_FULL,
     STOP_NEED_MORE,
+    RecordColumns,
 )
-from tcplens.capture.table import I64, U8, U32
+from tcplens.capture.table import I64, U8, U16, U32
 
 FILE_HEADER_LEN = 24
 RECORD_HEADER_LEN = 16
@@ -74,29 +77,70 @@ def walk_pcap_records(
     end: int,
     big: bool,
     nanoseconds: bool,
+    count_only: bool,
     data_offset: I64,
     caplen: U32,
     origlen: U32,
     ts_ns: I64,
 ) -> tuple[int, int, int, int]:
-    """Index the complete records in ``buf[pos:end]``: returns ``(n, pos, stop, info)``."""
+    """Index the complete records in ``buf[pos:end]``: returns ``(n, pos, stop, info)``.
+
+    With ``count_only`` nothing is written (the outputs may be empty): the reader counts first,
+    then allocates exactly, then walks again to fill.
+    """
     n = 0
     capacity = data_offset.shape[0]
     while True:
         if end - pos < RECORD_HEADER_LEN:
             return n, pos, STOP_NEED_MORE, RECORD_HEADER_LEN
-        if n >= capacity:
-            return n, pos, STOP_FULL, 0
         incl = read_u32(buf, pos + 8, big)
         if incl > MAX_RECORD:
             return n, pos, STOP_BAD, BAD_RECORD_TOO_LONG
         if end - pos - RECORD_HEADER_LEN < incl:
             return n, pos, STOP_NEED_MORE, RECORD_HEADER_LEN + incl
-        seconds = read_u32(buf, pos, big)
-        fraction = read_u32(buf, pos + 4, big)
-        data_offset[n] = pos + RECORD_HEADER_LEN
-        caplen[n] = incl
-        origlen[n] = read_u32(buf, pos + 12, big)
-        ts_ns[n] = seconds * 1_000_000_000 + (fraction if nanoseconds else fraction * 1000)
+        if not count_only and n >= capacity:
+            return n, pos, STOP_FULL, 0
+        if not count_only:
+            seconds = read_u32(buf, pos, big)
+            fraction = read_u32(buf, pos + 4, big)
+            data_offset[n] = pos + RECORD_HEADER_LEN
+            caplen[n] = incl
+            origlen[n] = read_u32(buf, pos + 12, big)
+            ts_ns[n] = seconds * 1_000_000_000 + (fraction if nanoseconds else fraction * 1000)
         n += 1
         pos += RECORD_HEADER_LEN + incl
+
+
+class PcapWalker:
+    """The record walk of one pcap file (all records on one interface, one link type)."""
+
+    min_record = RECORD_HEADER_LEN
+    start = FILE_HEADER_LEN
+
+    def __init__(self, header: PcapHeader) -> None:
+        self.header = header
+
+    def count(self, buf: U8, pos: int, end: int) -> int:
+        empty = np.empty(0, np.int64)
+        n, _, _, _ = walk_pcap_records(
+            buf, pos, end, self.header.big_endian, self.header.nanoseconds, True,
+            empty, empty.view(np.uint32), empty.view(np.uint32), empty,
+        )  # fmt: skip
+        return n
+
+    def fill(
+        self, buf: U8, pos: int, end: int, columns: RecordColumns, data_offset: I64
+    ) -> tuple[int, int, int, int]:
+        return walk_pcap_records(
+            buf, pos, end, self.header.big_endian, self.header.nanoseconds, False,
+            data_offset, columns.caplen, columns.origlen, columns.ts_ns,
+        )  # fmt: skip
+
+    def link_types_of(self, interface: U16) -> U16:
+        return np.full(interface.shape[0], self.header.link_type, np.uint16)
+
+    def take_comments(self, buf: U8, first_frame: int) -> list[str]:
+        return []
+
+    def link_types(self) -> tuple[int, ...]:
+        return (self.header.link_type,)

@@ -29,6 +29,7 @@ from tcplens.capture.records import (
     STOP_FULL,
     STOP_NEED_MORE,
     STOP_SKIP,
+    RecordColumns,
 )
 from tcplens.capture.table import I64, U8, U16, U32
 
@@ -140,19 +141,21 @@ def scan_options(
 
 @kernel
 def walk_pcapng_blocks(
-    buf: U8, pos: int, end: int,
+    buf: U8, pos: int, end: int, count_only: bool,
     state: I64, if_link: U16, if_snaplen: I64, if_tsresol: I64, if_tsoffset: I64,
     comment_pos: I64, comment_len: I64, comment_row: I64,
     data_offset: I64, caplen: U32, origlen: U32, ts_ns: I64, interface: U16,
 ) -> tuple[int, int, int, int]:  # fmt: skip
-    """Index the packets of the complete blocks in ``buf[pos:end]``: ``(n, pos, stop, info)``."""
+    """Index the packets of the complete blocks in ``buf[pos:end]``: ``(n, pos, stop, info)``.
+
+    With ``count_only``, pass a copy of ``state``: only the interface count and sections are
+    tracked and nothing else is written; the reader then allocates exactly and walks again.
+    """
     n = 0
     capacity = data_offset.shape[0]
     while True:
         if end - pos < MIN_BLOCK:
             return n, pos, STOP_NEED_MORE, MIN_BLOCK
-        if n >= capacity:
-            return n, pos, STOP_FULL, 0
         big = state[ST_BIG] != 0
         block_type = read_u32(buf, pos, big)  # SHB's type reads the same in both orders
         if block_type == SHB:
@@ -182,15 +185,20 @@ def walk_pcapng_blocks(
             state[ST_BIG] = 1 if big else 0
             state[ST_SECTION_BASE] = state[ST_INTERFACES]
             state[ST_IN_SECTION] = 1
-            scan_options(
-                buf, pos + 24, body_end, big, -1, state, comment_pos, comment_len, comment_row
-            )
+            if not count_only:
+                scan_options(
+                    buf, pos + 24, body_end, big, -1, state, comment_pos, comment_len, comment_row
+                )
         elif block_type == IDB:
             if length < 20:
                 return n, pos, STOP_BAD, BAD_BLOCK_LENGTH
             k = state[ST_INTERFACES]
             if k >= MAX_INTERFACES:
                 return n, pos, STOP_BAD, BAD_TOO_MANY_INTERFACES
+            state[ST_INTERFACES] = k + 1
+            if count_only:
+                pos += length
+                continue
             tsresol, tsoffset = scan_options(
                 buf, pos + 16, body_end, big, -1, state, comment_pos, comment_len, comment_row
             )
@@ -198,7 +206,6 @@ def walk_pcapng_blocks(
             if_snaplen[k] = read_u32(buf, pos + 12, big)
             if_tsresol[k] = tsresol
             if_tsoffset[k] = tsoffset
-            state[ST_INTERFACES] = k + 1
         elif block_type in (EPB, OPB):
             if length < 32:
                 return n, pos, STOP_BAD, BAD_BLOCK_LENGTH
@@ -214,6 +221,12 @@ def walk_pcapng_blocks(
                 return n, pos, STOP_BAD, BAD_RECORD_TOO_LONG
             if captured > length - 32:
                 return n, pos, STOP_BAD, BAD_CAPLEN
+            if count_only:
+                n += 1
+                pos += length
+                continue
+            if n >= capacity:
+                return n, pos, STOP_FULL, 0
             units = (read_u32(buf, pos + 12, big) << 32) | read_u32(buf, pos + 16, big)
             ts = units_to_ns(units, if_tsresol[k]) + if_tsoffset[k] * 1_000_000_000
             data_offset[n] = pos + 28
@@ -233,6 +246,12 @@ def walk_pcapng_blocks(
             k = state[ST_SECTION_BASE]  # an SPB belongs to the section's first interface (§4.4)
             if k >= state[ST_INTERFACES]:
                 return n, pos, STOP_BAD, BAD_INTERFACE
+            if count_only:
+                n += 1
+                pos += length
+                continue
+            if n >= capacity:
+                return n, pos, STOP_FULL, 0
             wire = read_u32(buf, pos + 8, big)
             captured = min(wire, length - 16, MAX_RECORD)
             if if_snaplen[k] > 0:
@@ -244,3 +263,58 @@ def walk_pcapng_blocks(
             interface[n] = k
             n += 1
         pos += length
+
+
+class PcapngWalker:
+    """The block walk of one pcapng file; carries sections and interfaces across buffers."""
+
+    min_record = MIN_SPB
+    start = 0
+
+    def __init__(self) -> None:
+        self.state = PcapngState()
+
+    def _walk(
+        self, buf: U8, pos: int, end: int, count_only: bool, state: I64,
+        columns: RecordColumns, data_offset: I64,
+    ) -> tuple[int, int, int, int]:  # fmt: skip
+        s = self.state
+        return walk_pcapng_blocks(
+            buf, pos, end, count_only,
+            state, s.if_link, s.if_snaplen, s.if_tsresol, s.if_tsoffset,
+            s.comment_pos, s.comment_len, s.comment_row,
+            data_offset, columns.caplen, columns.origlen, columns.ts_ns, columns.interface,
+        )  # fmt: skip
+
+    def count(self, buf: U8, pos: int, end: int) -> int:
+        empty = np.empty(0, np.int64)
+        nothing = RecordColumns(
+            empty, empty.view(np.uint32), empty.view(np.uint32), empty.view(np.uint16)
+        )
+        n, _, _, _ = self._walk(buf, pos, end, True, self.state.state.copy(), nothing, empty)
+        return n
+
+    def fill(
+        self, buf: U8, pos: int, end: int, columns: RecordColumns, data_offset: I64
+    ) -> tuple[int, int, int, int]:
+        return self._walk(buf, pos, end, False, self.state.state, columns, data_offset)
+
+    def link_types_of(self, interface: U16) -> U16:
+        return self.state.if_link[interface]
+
+    def take_comments(self, buf: U8, first_frame: int) -> list[str]:
+        """Comment options (§3.5, opt_comment) of SHBs, IDBs and packets, as UTF-8 text."""
+        s = self.state
+        found = int(s.state[ST_COMMENTS])
+        comments = []
+        for k in range(found):  # a handful per buffer (at most MAX_COMMENTS), not per packet
+            start = int(s.comment_pos[k])
+            text = bytes(buf[start : start + int(s.comment_len[k])]).decode("utf-8", "replace")
+            row = int(s.comment_row[k])
+            text = text.rstrip("\x00")
+            comments.append(text if row < 0 else f"frame {first_frame + row}: {text}")
+        s.state[ST_COMMENTS] = 0
+        return comments
+
+    def link_types(self) -> tuple[int, ...]:
+        return tuple(sorted({int(t) for t in self.state.if_link[: self.state.interfaces]}))

@@ -9,10 +9,9 @@ at the first structure it cannot trust, and says why with one of the ``STOP_*`` 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
-import numpy as np
-
-from tcplens.capture.table import I64, U16, U32
+from tcplens.capture.table import I64, U8, U16, U32
 
 # A record longer than this is corrupt: libpcap's MAXIMUM_SNAPLEN, also Wireshark's limit
 MAX_RECORD = 262144
@@ -47,24 +46,40 @@ BAD_REASONS = {
 }
 
 
-@dataclass
-class RecordIndex:
-    """Reusable per-buffer output of a walker; rows ``[:n]`` are valid after a walk."""
+class Walker(Protocol):
+    """A capture format's record walk, as the reader drives it (``pcap.PcapWalker``, ...)."""
 
-    data_offset: I64  # where the packet bytes start in the buffer
+    start: int  # offset of the first record
+    min_record: int  # the smallest record, in bytes: bounds how many fit in a buffer
+
+    def count(self, buf: U8, pos: int, end: int) -> int:
+        """How many packet records the walk from ``pos`` finds before it stops."""
+        ...
+
+    def fill(
+        self, buf: U8, pos: int, end: int, columns: RecordColumns, data_offset: I64
+    ) -> tuple[int, int, int, int]:
+        """Walk from ``pos``, filling ``columns`` and ``data_offset``: ``(n, pos, stop, info)``."""
+        ...
+
+    def link_types_of(self, interface: U16) -> U16:
+        """The link type of each packet, from its interface."""
+        ...
+
+    def take_comments(self, buf: U8, first_frame: int) -> list[str]:
+        """Comments found by the last ``fill`` (pcapng), as text; forgets them."""
+        ...
+
+    def link_types(self) -> tuple[int, ...]:
+        """Link types of all interfaces described so far."""
+        ...
+
+
+@dataclass(frozen=True)
+class RecordColumns:
+    """The per-record columns a walker fills (views on the packet table's columns)."""
+
+    ts_ns: I64
     caplen: U32
     origlen: U32
-    ts_ns: I64
     interface: U16
-
-    @classmethod
-    def for_buffer(cls, buffer_size: int, min_record: int) -> RecordIndex:
-        """Room for every record that can fit in a buffer of ``buffer_size`` bytes."""
-        rows = buffer_size // min_record + 1
-        return cls(
-            data_offset=np.empty(rows, np.int64),
-            caplen=np.empty(rows, np.uint32),
-            origlen=np.empty(rows, np.uint32),
-            ts_ns=np.empty(rows, np.int64),
-            interface=np.zeros(rows, np.uint16),
-        )

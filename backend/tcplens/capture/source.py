@@ -1,13 +1,15 @@
-"""Opening what the caller gave us (a path or a binary stream) and telling what it holds."""
+"""Opening what the caller gave us (a path or a binary stream) as a ``CaptureBuffer``."""
 
 from __future__ import annotations
 
 import io
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import BinaryIO
 
+from tcplens.capture.buffers import CaptureBuffer, MappedBuffer, StreamBuffer
 from tcplens.capture.compression import SNIFF_BYTES, BoundedStream, sniff_format
 from tcplens.capture.errors import CaptureReadError, CaptureTooLargeError, NotACaptureError
 
@@ -46,45 +48,58 @@ def _read_head(stream: BinaryIO) -> bytes:
     return head
 
 
-@contextmanager
-def open_capture_stream(
-    source: str | os.PathLike[str] | BinaryIO, max_bytes: int | None
-) -> Iterator[BoundedStream]:
-    """The decompressed bytes of ``source``, bounded by ``max_bytes``.
-
-    A path is opened and closed here; a stream is read from where it is and left open.
-    """
-    if isinstance(source, str | os.PathLike):
-        try:
-            file: BinaryIO = open(source, "rb", buffering=0)  # noqa: SIM115 (closed below)
-        except OSError as exc:
-            raise CaptureReadError(f"The capture could not be opened: {exc.strerror}.") from exc
-        try:
-            size = os.fstat(file.fileno()).st_size
-            if max_bytes is not None and size > max_bytes:
-                raise CaptureTooLargeError(
-                    f"The capture is {size:,} bytes, above the limit of {max_bytes:,} bytes."
-                )
-            yield _bounded(file, max_bytes)
-        finally:
-            file.close()
-    else:
-        try:
-            yield _bounded(source, max_bytes)
-        except OSError as exc:
-            raise CaptureReadError(f"The capture could not be read: {exc}.") from exc
-
-
-def _bounded(stream: BinaryIO, max_bytes: int | None) -> BoundedStream:
-    try:
-        head = _read_head(stream)
-    except OSError as exc:
-        raise CaptureReadError(f"The capture could not be read: {exc}.") from exc
+def _sniff(head: bytes) -> str:
     kind = sniff_format(head)
     if kind is None:
         if not head:
             raise NotACaptureError("The file is empty.")
         raise NotACaptureError("The file is not a packet capture (neither pcap nor pcapng).")
-    compression = kind if kind in ("gzip", "zstd") else None
-    raw = _Prefixed(head, stream)
-    return BoundedStream(raw, compression, max_bytes)  # type: ignore[arg-type]
+    return kind
+
+
+@contextmanager
+def open_capture(
+    source: str | os.PathLike[str] | BinaryIO, max_bytes: int | None
+) -> Iterator[CaptureBuffer]:
+    """The (decompressed) bytes of ``source``, bounded by ``max_bytes``.
+
+    A path is opened and closed here (an uncompressed regular file is mapped, not read); a stream
+    is read from where it is and left open.
+    """
+    if not isinstance(source, str | os.PathLike):
+        yield _streamed(source, max_bytes)
+        return
+    try:
+        file: BinaryIO = open(source, "rb", buffering=0)  # noqa: SIM115 (closed below)
+    except OSError as exc:
+        raise CaptureReadError(f"The capture could not be opened: {exc.strerror}.") from exc
+    try:
+        info = os.fstat(file.fileno())
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise CaptureTooLargeError(
+                f"The capture is {info.st_size:,} bytes, above the limit of {max_bytes:,} bytes."
+            )
+        head = _read_head(file)
+        kind = _sniff(head)
+        if stat.S_ISREG(info.st_mode) and kind in ("pcap", "pcapng"):
+            mapped = MappedBuffer(file, info.st_size)
+            try:
+                yield mapped
+            finally:
+                mapped.close()
+        else:
+            yield _streamed(file, max_bytes, head)
+    finally:
+        file.close()
+
+
+def _streamed(stream: BinaryIO, max_bytes: int | None, head: bytes | None = None) -> StreamBuffer:
+    try:
+        if head is None:
+            head = _read_head(stream)
+        kind = _sniff(head)
+        compression = kind if kind in ("gzip", "zstd") else None
+        raw = _Prefixed(head, stream)
+        return StreamBuffer(BoundedStream(raw, compression, max_bytes))  # type: ignore[arg-type]
+    except OSError as exc:
+        raise CaptureReadError(f"The capture could not be read: {exc}.") from exc

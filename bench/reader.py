@@ -1,0 +1,142 @@
+"""Reader throughput and memory on a ~1M-packet Ethernet capture, against tcptrace in the same run.
+
+Builds ``.bench/reader-1m.pcap`` (git-ignored) once by replicating a lab capture of a bulk
+download, each copy a new connection (client port rewritten) later in time (timestamps shifted);
+all with numpy, no per-packet Python loop. Then measures, each in a fresh process:
+
+* the reader cold (import + loading the cached kernels + reading) and warm (second read);
+* its peak resident memory above the process's baseline, against the file size (target ≤ 2×);
+* ``tcptrace -l -r`` on the same file (the reference: issue 3 measured ~2.6M packets/s here).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+TEMPLATE = ROOT.parent / "shared" / "captures" / "lab" / "lossy_download.pcap"
+OUT_DIR = ROOT / ".bench"
+TARGET_PACKETS = 1_000_000
+SERVER_PORT = 80
+FIRST_CLIENT_PORT = 10_000
+TARGET_RATE = 10e6  # packets/s, issue 3
+
+
+def build_capture(path: Path) -> int:
+    """Write the replicated capture; returns its packet count."""
+    from tcplens.capture import read_capture
+
+    template = TEMPLATE.read_bytes()
+    table = read_capture(TEMPLATE).packets
+    header, body = np.frombuffer(template[:24], np.uint8), np.frombuffer(template[24:], np.uint8)
+    record_len = 16 + table.caplen.astype(np.int64)
+    record_start = np.concatenate([[0], np.cumsum(record_len)[:-1]])
+    # Ethernet + IPv4 without options in this capture: ports at 14 + 20 bytes into the frame
+    tcp = (table.ip_proto == 6) & (table.ip_version == 4)
+    port_at = record_start[tcp] + 16 + 14 + 20
+    client_is_src = table.src_port[tcp] != SERVER_PORT
+    client_port_at = np.where(client_is_src, port_at, port_at + 2)
+    span_s = int((table.ts_ns[-1] - table.ts_ns[0]) // 1_000_000_000) + 2
+
+    copies = -(-TARGET_PACKETS // len(table))
+    data = np.tile(body, copies)
+    shift = np.arange(copies, dtype=np.int64)[:, None] * body.shape[0]
+    # client port: big-endian 16-bit, a new one per copy
+    where = (shift + client_port_at[None, :]).ravel()
+    port = np.repeat(FIRST_CLIENT_PORT + np.arange(copies), client_port_at.shape[0])
+    data[where] = port >> 8
+    data[where + 1] = port & 0xFF
+    # timestamps: little-endian seconds at the start of each record, + span per copy
+    sec_at = (shift + record_start[None, :]).ravel()
+    gather = sec_at[:, None] + np.arange(4)
+    seconds = data[gather].copy().view("<u4").ravel()
+    seconds += np.repeat(np.arange(copies, dtype=np.uint32) * span_s, len(table))
+    data[gather] = seconds.view(np.uint8).reshape(-1, 4)
+    path.parent.mkdir(exist_ok=True)
+    with path.open("wb") as out:
+        out.write(header.tobytes())
+        out.write(data.tobytes())
+    return copies * len(table)
+
+
+MEASURE = r"""
+import json, resource, sys, time
+started = time.perf_counter()
+from tcplens.capture import read_capture
+baseline_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+capture = read_capture(sys.argv[1])
+cold = time.perf_counter() - started
+peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+packets = capture.info.packets
+del capture
+warm = []
+for _ in range(3):
+    started = time.perf_counter()
+    read_capture(sys.argv[1])
+    warm.append(time.perf_counter() - started)
+print(json.dumps({"packets": packets, "cold_s": cold, "warm_s": min(warm),
+                  "peak_above_baseline_bytes": (peak_kb - baseline_kb) * 1024}))
+"""
+
+
+def measure_reader(path: Path) -> dict[str, float]:
+    # warm the on-disk kernel cache first so "cold" means a new process, not a compilation
+    subprocess.run([sys.executable, "-c", MEASURE, str(TEMPLATE)], check=True, capture_output=True)
+    out = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(path)], check=True, capture_output=True, text=True
+    )
+    result: dict[str, float] = json.loads(out.stdout)
+    return result
+
+
+def measure_tcptrace(path: Path) -> float | None:
+    if shutil.which("tcptrace") is None:
+        return None
+    started = time.perf_counter()
+    subprocess.run(["tcptrace", "-l", "-r", str(path)], check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def main() -> int:
+    if not TEMPLATE.is_file():
+        print(f"bench/reader: template capture {TEMPLATE} not found", file=sys.stderr)
+        return 1
+    path = OUT_DIR / "reader-1m.pcap"
+    if not path.is_file():
+        print(f"building {path} …", flush=True)
+        build_capture(path)
+    size = path.stat().st_size
+    reader = measure_reader(path)
+    packets = int(reader["packets"])
+    rate = packets / reader["warm_s"]
+    peak = reader["peak_above_baseline_bytes"]
+    print(f"capture          {path.name}: {packets:,} packets, {size / 1e6:.1f} MB")
+    print(f"reader cold      {reader['cold_s']:.3f} s (new process: import, cached kernels, read)")
+    print(f"reader warm      {reader['warm_s']:.3f} s = {rate / 1e6:.1f}M packets/s")
+    print(
+        f"reader memory    {peak / 1e6:.1f} MB peak above baseline = {peak / size:.2f}× file size"
+    )
+    tcptrace_s = measure_tcptrace(path)
+    if tcptrace_s is None:
+        print("tcptrace         not installed: ratio skipped")
+    else:
+        reference = packets / tcptrace_s
+        print(f"tcptrace -l -r   {tcptrace_s:.3f} s = {reference / 1e6:.1f}M packets/s")
+        print(f"ratio            reader warm / tcptrace = {rate / reference:.1f}×")
+    ok = rate >= TARGET_RATE and peak <= 2 * size
+    print(
+        f"target           ≥ {TARGET_RATE / 1e6:.0f}M packets/s, ≤ 2× file size: "
+        f"{'met' if ok else 'NOT met'}"
+    )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
