@@ -21,7 +21,7 @@ from tcplens.api.router import API_PREFIX, api_router
 from tcplens.db import migrate
 from tcplens.db.engine import make_engine, make_sessionmaker, resolve_database
 from tcplens.jobs.worker import in_process_worker
-from tcplens.services.context import ServiceContext, make_blob_store
+from tcplens.services.context import build_context
 from tcplens.settings import Settings, get_settings
 
 DOCS_PATH = f"{API_PREFIX}/docs"
@@ -39,9 +39,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
             migrate.upgrade(app_engine)
         app.state.engine = app_engine
         app.state.sessionmaker = make_sessionmaker(app_engine)
-        app.state.service = ServiceContext(
-            settings, app_engine, app.state.sessionmaker, make_blob_store(settings)
-        )
+        app.state.service = build_context(settings, app_engine, app.state.sessionmaker)
         async with contextlib.AsyncExitStack() as background:
             if settings.in_process_worker:
                 await background.enter_async_context(in_process_worker(app.state.service))

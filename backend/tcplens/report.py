@@ -177,7 +177,15 @@ def _rtt_stats(
 
 def report_for_capture(capture: Capture, *, with_events: bool = False) -> dict[str, Any]:
     """capture → TCP analysis → report: what ``tcplens analyze --json`` prints."""
+    return analyse_capture(capture, with_events=with_events)[1]
+
+
+def analyse_capture(
+    capture: Capture, *, with_events: bool = False
+) -> tuple[TcpAnalysis, dict[str, Any]]:
+    """The TCP analysis and the report of one capture: the web worker stores both (the report's
+    rows in PostgreSQL, the analysis's per-flow series as files)."""
     from tcplens.tcp.analyze import analyze_tcp
 
     analysis = analyze_tcp(capture.packets)
-    return compose_report(capture, analysis, with_events=with_events)
+    return analysis, compose_report(capture, analysis, with_events=with_events)

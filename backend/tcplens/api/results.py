@@ -107,7 +107,7 @@ def read_series(
     capture = visible_capture(session, viewer, capture_id)
     flow = results.flow_of(session, capture, flow_id)
     window = results.series_of(
-        service.store,
+        service.series,
         flow,
         direction=direction,
         start_s=start_s,

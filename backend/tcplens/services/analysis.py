@@ -16,8 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import delete, insert
 
 import tcplens
 from tcplens.db.captures import Capture, Finding, Flow
@@ -52,7 +51,7 @@ def analyze(ctx: ServiceContext, capture_id: uuid.UUID) -> None:
                 _progress(ctx, capture_id, "analysing", ctx_size(ctx, capture_id))
                 report = _run_child(ctx, path, scratch_dir / "out")
             _progress(ctx, capture_id, "storing", ctx_size(ctx, capture_id))
-            _store(ctx, capture_id, report, scratch_dir / "out" / "series")
+            _store(ctx, capture_id, report, scratch_dir / "out")
     except AnalysisFailed as failure:
         _fail(ctx, capture_id, failure.code, failure.message)
     except Exception:
@@ -149,76 +148,76 @@ def _flow_time_lost(report: dict[str, Any]) -> dict[int, float]:
     return lost
 
 
-def _store(
-    ctx: ServiceContext, capture_id: uuid.UUID, report: dict[str, Any], series_dir: Path
-) -> None:
-    prefix = f"captures/{capture_id}/results/{ANALYZER_VERSION}"
-    # Series files first: rows that point at files only appear once the files exist.
-    for path in sorted(series_dir.glob("*.arrow")):
-        ctx.store.put_bytes(f"{prefix}/series/{path.name}", path.read_bytes())
+def _store(ctx: ServiceContext, capture_id: uuid.UUID, report: dict[str, Any], out: Path) -> None:
+    series_key = f"captures/{capture_id}/results/{ANALYZER_VERSION}/series.arrow"
+    # The series file first: rows that point into it only appear once it exists.
+    ctx.store.put_bytes(series_key, (out / "series.arrow").read_bytes())
+    ranges = json.loads((out / "series_ranges.json").read_text())
+    row_of = {int(flow_id): row for row, flow_id in enumerate(ranges["flow_ids"])}
     lost = _flow_time_lost(report)
-    flows = []
+    flows: list[dict[str, Any]] = []
     for flow in report.get("flows", []):
         flow_id = int(flow["id"])
         total = int(flow["bytes"]["client_to_server"]) + int(flow["bytes"]["server_to_client"])
         duration = float(flow["duration_s"])
+        series: dict[str, Any] = {"key": series_key}
+        row = row_of.get(flow_id)
+        if row is not None:
+            for direction, name in enumerate(DIRECTIONS):
+                k = 2 * row + direction
+                series[name] = [ranges["starts"][k], ranges["stops"][k]]
         flows.append(
-            Flow(
-                capture_id=capture_id,
-                flow_id=flow_id,
-                client=str(flow["client"])[:64],
-                server=str(flow["server"])[:64],
-                start_s=float(flow["start_s"]),
-                duration_s=duration,
-                bytes_total=total,
-                packets=int(flow["packets"]),
-                throughput_bps=8.0 * total / duration if duration > 0 else 0.0,
-                retransmissions=int(flow["retransmissions"]),
-                time_lost_s=lost.get(flow_id, 0.0),
-                limiting_factor=flow.get("limiting_factor"),
-                summary=flow,
-                series_keys={
-                    name: f"{prefix}/series/{flow_id}-{name}.arrow"
-                    for name in DIRECTIONS
-                    if (series_dir / f"{flow_id}-{name}.arrow").exists()
-                },
-            )
+            {
+                "capture_id": capture_id,
+                "flow_id": flow_id,
+                "client": str(flow["client"])[:64],
+                "server": str(flow["server"])[:64],
+                "start_s": float(flow["start_s"]),
+                "duration_s": duration,
+                "bytes_total": total,
+                "packets": int(flow["packets"]),
+                "throughput_bps": 8.0 * total / duration if duration > 0 else 0.0,
+                "retransmissions": int(flow["retransmissions"]),
+                "time_lost_s": lost.get(flow_id, 0.0),
+                "limiting_factor": flow.get("limiting_factor"),
+                "summary": flow,
+                "series_keys": series,
+            }
         )
     findings = [
-        Finding(
-            capture_id=capture_id,
-            rank=rank,
-            code=str(f["code"]),
-            severity=str(f["severity"]),
-            factor=f.get("factor"),
-            time_lost_s=f.get("time_lost_s"),
-            body=f,
-        )
+        {
+            "capture_id": capture_id,
+            "rank": rank,
+            "code": str(f["code"]),
+            "severity": str(f["severity"]),
+            "factor": f.get("factor"),
+            "time_lost_s": f.get("time_lost_s"),
+            "body": f,
+        }
         for rank, f in enumerate(report.get("findings", []), start=1)
     ]
     facts = dict(report.get("capture", {}))
     facts["flows"] = len(flows)
     facts["findings"] = len(findings)
+    facts["tcplens_version"] = report.get("tcplens_version")
     with ctx.sessionmaker() as session:
         capture = session.get(Capture, capture_id, with_for_update=True)
         if capture is None:
             ctx.store.delete_prefix(f"captures/{capture_id}")
             return
+        # Replace, never append: a re-run (retried job, new analyzer) leaves one result.
         session.execute(delete(Flow).where(Flow.capture_id == capture_id))
         session.execute(delete(Finding).where(Finding.capture_id == capture_id))
-        session.add_all(flows)
-        session.add_all(findings)
+        if flows:
+            session.execute(insert(Flow), flows)
+        if findings:
+            session.execute(insert(Finding), findings)
         capture.status = "done"
         capture.stage = None
         capture.progress_bytes = capture.size_bytes
         capture.facts = facts
-        capture.format = str(facts.get("format", capture.format))
+        capture.format = str(facts.get("format") or capture.format)
         capture.compression = facts.get("compression", capture.compression)
         capture.analyzer_version = ANALYZER_VERSION
         capture.finished_at = datetime.now(UTC)
-        try:
-            session.commit()
-        except IntegrityError:
-            # The capture was deleted between our read and the commit.
-            session.rollback()
-            ctx.store.delete_prefix(f"captures/{capture_id}")
+        session.commit()

@@ -260,6 +260,7 @@ def delete_capture(
     session.delete(capture)
     session.commit()
     ctx.store.delete_prefix(f"captures/{capture_id}")
+    ctx.series.forget(f"captures/{capture_id}/")
 
 
 class CaptureFileGone(NotFound):

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from tcplens.settings import Settings
 from tcplens.storage.blobs import BlobStore, LocalBlobStore, S3BlobStore
+from tcplens.storage.series import SeriesFiles
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,14 @@ class ServiceContext:
     engine: Engine
     sessionmaker: sessionmaker[Session]
     store: BlobStore
+    series: SeriesFiles
+
+
+def build_context(
+    settings: Settings, engine: Engine, sessions: sessionmaker[Session]
+) -> ServiceContext:
+    store = make_blob_store(settings)
+    return ServiceContext(settings, engine, sessions, store, SeriesFiles(store))
 
 
 def make_blob_store(settings: Settings) -> BlobStore:

@@ -3,7 +3,6 @@ of detail. Callers have already resolved the capture through ``access.visible_ca
 
 from __future__ import annotations
 
-import uuid
 from typing import Literal
 
 import pyarrow as pa
@@ -12,8 +11,8 @@ from sqlalchemy.orm import Session
 
 from tcplens.db.captures import Capture, Finding, Flow
 from tcplens.errors import Conflict, InvalidInput, NotFound
-from tcplens.storage.blobs import BlobNotFoundError, BlobStore
-from tcplens.storage.series import DIRECTIONS, SeriesWindow, decode_series, reduce_series
+from tcplens.storage.blobs import BlobNotFoundError
+from tcplens.storage.series import DIRECTIONS, SeriesFiles, SeriesWindow, reduce_series
 
 FlowSort = Literal["id", "throughput", "duration", "retransmissions", "time_lost", "bytes", "start"]
 _SORT_COLUMNS = {
@@ -87,7 +86,7 @@ def flow_of(session: Session, capture: Capture, flow_id: int) -> Flow:
 
 
 def series_of(
-    store: BlobStore,
+    files: SeriesFiles,
     flow: Flow,
     *,
     direction: str,
@@ -101,20 +100,15 @@ def series_of(
         raise InvalidInput(f"max_points must be within 2..{MAX_SERIES_POINTS}", field="max_points")
     if start_s is not None and end_s is not None and end_s < start_s:
         raise InvalidInput("'to' is before 'from'", field="to")
-    key = flow.series_keys.get(direction)
-    if key is None:
-        return reduce_series(
-            pa.table({"time_s": pa.array([], pa.float64()), "events": pa.array([], pa.uint32())}),
-            start_s=start_s,
-            end_s=end_s,
-            max_points=max_points,
+    key = flow.series_keys.get("key")
+    span = flow.series_keys.get(direction)
+    if key is None or span is None:
+        table = pa.table(
+            {"time_s": pa.array([], pa.float64()), "events": pa.array([], pa.uint32())}
         )
-    try:
-        table = decode_series(store.get_bytes(key))
-    except BlobNotFoundError as exc:
-        raise FlowNotFound("the series of this flow are gone (capture being deleted?)") from exc
+    else:
+        try:
+            table = files.rows(str(key), int(span[0]), int(span[1]))
+        except BlobNotFoundError as exc:
+            raise FlowNotFound("the series of this flow are gone") from exc
     return reduce_series(table, start_s=start_s, end_s=end_s, max_points=max_points)
-
-
-def capture_id_of(flow: Flow) -> uuid.UUID:
-    return flow.capture_id

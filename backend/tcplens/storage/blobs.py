@@ -48,6 +48,7 @@ class BlobStore(Protocol):
     def get_bytes(self, key: str) -> bytes: ...
     def open_reader(self, key: str) -> IO[bytes]: ...
     def size(self, key: str) -> int: ...
+    def local_path(self, key: str) -> Path | None: ...
     def local_copy(
         self, key: str, scratch_dir: Path
     ) -> contextlib.AbstractContextManager[Path]: ...
@@ -113,6 +114,13 @@ class LocalBlobStore:
             return self._path(key).stat().st_size
         except FileNotFoundError as exc:
             raise BlobNotFoundError(key) from exc
+
+    def local_path(self, key: str) -> Path | None:
+        """The file itself (for memory-mapping); raises when there is none."""
+        path = self._path(key)
+        if not path.is_file():
+            raise BlobNotFoundError(key)
+        return path
 
     @contextlib.contextmanager
     def local_copy(self, key: str, scratch_dir: Path) -> Iterator[Path]:
@@ -244,6 +252,9 @@ class S3BlobStore:
         except ClientError as exc:
             raise BlobNotFoundError(key) from exc
         return int(head["ContentLength"])
+
+    def local_path(self, key: str) -> Path | None:
+        return None  # objects are fetched, not mapped
 
     @contextlib.contextmanager
     def local_copy(self, key: str, scratch_dir: Path) -> Iterator[Path]:

@@ -14,6 +14,8 @@ came for.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from tcplens.storage.blobs import BlobStore
 from tcplens.tcp.model import EVENT_NAMES
 
 # Bit i of the ``events`` column means EVENT_KINDS[i], the TCP analysis's own bit order.
@@ -44,8 +47,13 @@ def event_mask(kinds: list[str]) -> int:
     return mask
 
 
-def encode_series(columns: Mapping[str, npt.ArrayLike]) -> bytes:
-    """Serialise one direction's columns to an Arrow IPC stream (``time_s`` is required)."""
+def encode_series(columns: Mapping[str, npt.ArrayLike], *, batch_rows: int = 1 << 20) -> bytes:
+    """Serialise series columns to an Arrow IPC *file* (random access, memory-mappable).
+
+    One file holds every flow and direction of a capture, rows grouped per flow and direction
+    (the TCP analysis's segment order); a flow's rows are found by their [start, stop) range.
+    ``time_s`` is required; ``events`` defaults to no event.
+    """
     if TIME_COLUMN not in columns:
         raise ValueError(f"a series needs a {TIME_COLUMN!r} column")
     arrays = {name: pa.array(np.asarray(values)) for name, values in columns.items()}
@@ -53,13 +61,46 @@ def encode_series(columns: Mapping[str, npt.ArrayLike]) -> bytes:
         arrays[EVENTS_COLUMN] = pa.array(np.zeros(len(arrays[TIME_COLUMN]), dtype=np.uint32))
     table = pa.table(arrays)
     sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
+    with pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table, max_chunksize=batch_rows)
     return bytes(sink.getvalue().to_pybytes())
 
 
-def decode_series(data: bytes) -> pa.Table:
-    return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+def decode_series(data: bytes | pa.Buffer | pa.MemoryMappedFile) -> pa.Table:
+    source = pa.py_buffer(data) if isinstance(data, bytes) else data
+    return pa.ipc.open_file(source).read_all()
+
+
+class SeriesFiles:
+    """Open series files, kept open for the next request (a small LRU).
+
+    A local file is memory-mapped, so a request touches only the pages of its flow; an object
+    from S3 is fetched whole once and then served from memory while it stays in the cache.
+    """
+
+    def __init__(self, store: BlobStore, capacity: int = 8) -> None:
+        self._store = store
+        self._capacity = capacity
+        self._tables: OrderedDict[str, pa.Table] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def rows(self, key: str, start: int, stop: int) -> pa.Table:
+        with self._lock:
+            table = self._tables.pop(key, None)
+        if table is None:
+            path = self._store.local_path(key)
+            source = pa.memory_map(str(path)) if path is not None else self._store.get_bytes(key)
+            table = decode_series(source)
+        with self._lock:
+            self._tables[key] = table
+            while len(self._tables) > self._capacity:
+                self._tables.popitem(last=False)
+        return table.slice(start, max(0, stop - start))
+
+    def forget(self, key_prefix: str) -> None:
+        with self._lock:
+            for key in [k for k in self._tables if k.startswith(key_prefix)]:
+                del self._tables[key]
 
 
 @dataclass(frozen=True)

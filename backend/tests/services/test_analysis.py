@@ -1,0 +1,102 @@
+"""The analysis job end to end: upload a lab capture, analyse it, read flows, findings and series
+through the API; re-running is idempotent; an unreadable capture fails with words."""
+
+from __future__ import annotations
+
+import io
+import uuid
+from collections.abc import Iterator
+
+import pyarrow as pa
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine, func, select
+
+from tcplens.db.captures import Flow
+from tcplens.main import create_app
+from tcplens.services import analysis
+from tcplens.settings import Settings
+from tcplens.tcp.model import RETRANSMISSION
+from tests.api.service_fixtures import Actor, sign_up
+from tests.capture.shared_captures import LAB, require
+
+
+@pytest.fixture
+def client(settings: Settings, engine: Engine) -> Iterator[TestClient]:
+    app = create_app(settings.model_copy(update={"login_attempts_per_minute": 1000.0}), engine)
+    with TestClient(app, base_url="https://testserver") as client:
+        yield client
+
+
+def _upload(actor: Actor, data: bytes, name: str) -> str:
+    response = actor.client.post(
+        f"/api/v1/captures?filename={name}", content=data, headers=actor.headers()
+    )
+    assert response.status_code == 202, response.text
+    return str(response.json()["capture"]["id"])
+
+
+def test_lab_capture_is_analysed_and_served(client: TestClient, engine: Engine) -> None:
+    require(LAB)
+    actor = sign_up(client)
+    capture_id = _upload(actor, (LAB / "lossy_download.pcap").read_bytes(), "lossy.pcap")
+    analysis.analyze(client.app.state.service, uuid.UUID(capture_id))  # type: ignore[attr-defined]
+
+    capture = actor.client.get(f"/api/v1/captures/{capture_id}").json()
+    assert capture["status"] == "done", capture
+    assert capture["facts"]["packets"] == 6567 and capture["facts"]["flows"] == 1
+    assert capture["progress"]["bytes_done"] == capture["size_bytes"]
+
+    flows = actor.client.get(f"/api/v1/captures/{capture_id}/flows?sort=throughput&order=desc")
+    flow = flows.json()["items"][0]
+    assert flow["client"] == "10.77.0.1:49628" and flow["server"] == "10.77.0.2:80"
+    assert flow["summary"]["bytes"]["server_to_client"] == 5_000_044
+    assert flow["retransmissions"] == 4
+    assert flow["throughput_bps"] == pytest.approx(8 * (5_000_044 + 67) / 1.639441, rel=1e-6)
+    assert actor.client.get(f"/api/v1/captures/{capture_id}/flows/1").json()["id"] == 1
+    assert actor.client.get(f"/api/v1/captures/{capture_id}/flows/99").status_code == 404
+    assert actor.client.get(f"/api/v1/captures/{capture_id}/findings").status_code == 200
+
+    url = f"/api/v1/captures/{capture_id}/flows/1/series?direction=server_to_client"
+    full = actor.client.get(url + "&max_points=100000").json()
+    reduced = actor.client.get(url + "&max_points=400").json()
+    assert not full["reduced"] and full["returned_points"] == full["points_in_range"]
+    assert reduced["reduced"] and reduced["points_in_range"] == full["points_in_range"]
+    assert reduced["returned_points"] < full["returned_points"] // 5
+    retransmitted = [e & RETRANSMISSION for e in full["columns"]["events"]]
+    kept = [e & RETRANSMISSION for e in reduced["columns"]["events"]]
+    assert sum(map(bool, retransmitted)) == sum(map(bool, kept)) > 0
+    assert max(reduced["columns"]["seq"]) == max(full["columns"]["seq"])
+
+    arrow = actor.client.get(
+        url + "&max_points=400", headers={"Accept": "application/vnd.apache.arrow.stream"}
+    )
+    assert arrow.headers["content-type"] == "application/vnd.apache.arrow.stream"
+    table = pa.ipc.open_stream(io.BytesIO(arrow.content)).read_all()
+    assert table.num_rows == reduced["returned_points"]
+    assert table.column("seq").to_pylist() == reduced["columns"]["seq"]
+
+    window = actor.client.get(url + "&from=0.5&to=0.6").json()
+    times = window["columns"]["time_s"]
+    assert times and min(times) >= 0.5 and max(times) <= 0.6
+
+    # running the job again (a retried job) leaves one result, not two
+    analysis.analyze(client.app.state.service, uuid.UUID(capture_id))  # type: ignore[attr-defined]
+    with engine.connect() as connection:
+        count = connection.execute(
+            select(func.count()).select_from(Flow).where(Flow.capture_id == uuid.UUID(capture_id))
+        ).scalar_one()
+    assert count == 1
+
+
+def test_unreadable_capture_fails_with_words(client: TestClient) -> None:
+    actor = sign_up(client)
+    # pcap magic, then a header that cannot be a pcap header (snaplen/link type nonsense, cut)
+    capture_id = _upload(actor, b"\xd4\xc3\xb2\xa1" + b"\xff" * 10, "broken.pcap")
+    analysis.analyze(client.app.state.service, uuid.UUID(capture_id))  # type: ignore[attr-defined]
+    capture = actor.client.get(f"/api/v1/captures/{capture_id}").json()
+    assert capture["status"] == "failed"
+    assert capture["error"]["code"] == "unreadable_capture"
+    assert len(capture["error"]["message"]) > 10
+    flows = actor.client.get(f"/api/v1/captures/{capture_id}/flows")
+    assert flows.status_code == 409
