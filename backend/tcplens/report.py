@@ -7,7 +7,6 @@ so the CLI and the API can never disagree about a capture.
 from __future__ import annotations
 
 import ipaddress
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,7 +16,6 @@ import numpy.typing as npt
 import tcplens
 from tcplens.capture.table import Capture
 from tcplens.tcp.model import (
-    RTT_DATA_ACK,
     VANTAGE_NAMES,
     TcpAnalysis,
     event_names,
@@ -75,8 +73,7 @@ def flows_json(
 ) -> list[dict[str, Any]]:
     """DESIGN.md ``flows`` entries (plus ``vantage``: where the capture point sits)."""
     f = analysis.flows
-    n = len(f)
-    rtt_min, rtt_med, rtt_p95 = _rtt_stats(analysis, n)
+    rtt_min, rtt_med, rtt_p95 = f.rtt_min_ns, f.rtt_median_ns, f.rtt_p95_ns
     clients = _endpoints(f.client_addr, f.client_port)
     servers = _endpoints(f.server_addr, f.server_port)
     start_s = np.round((f.start_ns - origin_ns) / 1e9, 6).tolist()
@@ -150,29 +147,6 @@ def events_json(analysis: TcpAnalysis) -> list[dict[str, Any]]:
         {"frame": fr, "flow": fl, "kinds": event_names(b)}
         for fr, fl, b in zip(frames, flows, bits, strict=True)
     ]
-
-
-def _rtt_stats(
-    analysis: TcpAnalysis, n_flows: int
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """Per flow min / median / p95 (nearest rank) of the data → ACK samples, -1 without any."""
-    r = analysis.rtt
-    sel = np.flatnonzero(r.kind == RTT_DATA_ACK)
-    flow = r.flow[sel]
-    val = r.rtt_ns[sel]
-    order = np.lexsort((val, flow))
-    flow, val = flow[order], val[order]
-    counts = np.bincount(flow, minlength=n_flows)
-    first = np.zeros(n_flows, dtype=np.int64)
-    np.cumsum(counts[:-1], out=first[1:])
-    has = counts > 0
-    out = [np.full(n_flows, -1, dtype=np.int64) for _ in range(3)]
-    c = counts[has]
-    out[0][has] = val[first[has]]
-    out[1][has] = val[first[has] + (c - 1) // 2]
-    p95_rank = np.array([math.ceil(0.95 * k) - 1 for k in c.tolist()], dtype=np.int64)
-    out[2][has] = val[first[has] + p95_rank]
-    return out[0], out[1], out[2]
 
 
 def report_for_capture(capture: Capture, *, with_events: bool = False) -> dict[str, Any]:

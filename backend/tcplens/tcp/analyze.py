@@ -6,7 +6,6 @@ import numpy as np
 import numpy.typing as npt
 
 from tcplens.capture.table import FIN, RST, PacketTable
-from tcplens.tcp.events import analyze_events
 from tcplens.tcp.flows import FlowAssignment, assign_flows
 from tcplens.tcp.grouping import group_reduce
 from tcplens.tcp.model import (
@@ -16,8 +15,8 @@ from tcplens.tcp.model import (
     Segments,
     TcpAnalysis,
 )
-from tcplens.tcp.rtt import rtt_samples
-from tcplens.tcp.segments import SegmentColumns, build_segments
+from tcplens.tcp.rtt import rtt_samples, rtt_stats
+from tcplens.tcp.segments import Handshake, build_segments
 from tcplens.tcp.vantage import infer_vantage
 from tcplens.tcp.window import idle_gaps, zero_window_spans
 
@@ -32,65 +31,12 @@ def analyze_tcp(packets: PacketTable) -> TcpAnalysis:
     """
     start_ns = int(packets.ts_ns.min()) if len(packets) else 0
     fa = assign_flows(packets)
-    cols = build_segments(packets, fa)
     n_flows = fa.n_flows
-
-    # the state machine runs in capture order within each flow: (flow, frame)
-    flow_order = np.lexsort((cols.rows, cols.flow))
-    hs = cols.handshake
-    peer_scale = np.where(
-        cols.direction == 0,
-        hs.window_scale_server[cols.flow],
-        hs.window_scale_client[cols.flow],
-    ).astype(np.int8)
-    fo = flow_order
-    ev_f, bif_f, room_f = analyze_events(
-        cols.flow[fo],
-        cols.direction[fo],
-        cols.time_ns[fo],
-        cols.seq[fo],
-        cols.payload_len[fo],
-        cols.flags[fo],
-        cols.ack[fo],
-        cols.window_raw[fo],
-        peer_scale[fo],
-        cols.sack_count[fo],
-        cols.sack_left[fo],
-        cols.sack_right[fo],
-    )
-    events = np.empty_like(ev_f)
-    events[fo] = ev_f
-    bif = np.empty_like(bif_f)
-    bif[fo] = bif_f
-    headroom = np.empty_like(room_f)
-    headroom[fo] = room_f
-
-    segments = Segments(
-        offsets=cols.offsets,
-        flow=cols.flow,
-        direction=cols.direction,
-        packet_index=cols.rows,
-        frame=cols.frame,
-        time_ns=cols.time_ns,
-        seq=cols.seq,
-        payload_len=cols.payload_len,
-        ack=cols.ack,
-        window=cols.window,
-        flags=cols.flags,
-        sack_count=cols.sack_count,
-        sack_left=cols.sack_left,
-        sack_right=cols.sack_right,
-        has_ts=cols.has_ts,
-        ts_val=cols.ts_val,
-        ts_ecr=cols.ts_ecr,
-        events=events,
-        bytes_in_flight=bif,
-        window_headroom=headroom,
-    )
-    rtt = rtt_samples(segments, cols.handshake, n_flows)
-    flows = _flows(packets, fa, cols, segments, rtt)
+    segments, handshake, flow_order = build_segments(packets, fa)
+    rtt = rtt_samples(segments, handshake, n_flows, flow_order)
+    flows = _flows(packets, fa, segments, handshake, rtt)
     zero = zero_window_spans(segments)
-    gaps = idle_gaps(segments, rtt, n_flows, flow_order)
+    gaps = idle_gaps(segments, flows.rtt_median_ns, flow_order)
     return TcpAnalysis(
         capture_start_ns=start_ns,
         flows=flows,
@@ -104,27 +50,27 @@ def analyze_tcp(packets: PacketTable) -> TcpAnalysis:
 def _flows(
     packets: PacketTable,
     fa: FlowAssignment,
-    cols: SegmentColumns,
     seg: Segments,
+    hs: Handshake,
     rtt: RttSamples,
 ) -> Flows:
     n = fa.n_flows
-    key = cols.key
-    per_dir = np.diff(cols.offsets)
-    t = cols.time_ns
-    start = group_reduce(cols.flow, t, n, np.minimum, 0)
-    end = group_reduce(cols.flow, t, n, np.maximum, 0)
+    key = seg.flow.astype(np.int64) * 2 + seg.direction
+    per_dir = np.diff(seg.offsets)
+    t = seg.time_ns
+    start = group_reduce(seg.flow, t, n, np.minimum, 0)
+    end = group_reduce(seg.flow, t, n, np.maximum, 0)
 
-    data = np.flatnonzero(cols.payload_len > 0)
-    hi = group_reduce(key[data], cols.seq[data] + cols.payload_len[data], 2 * n, np.maximum, 0)
-    lo = group_reduce(key[data], cols.seq[data], 2 * n, np.minimum, 0)
+    data = np.flatnonzero(seg.payload_len > 0)
+    hi = group_reduce(key[data], seg.seq[data] + seg.payload_len[data], 2 * n, np.maximum, 0)
+    lo = group_reduce(key[data], seg.seq[data], 2 * n, np.minimum, 0)
     unique_bytes = hi - lo
     retrans = np.bincount(key[(seg.events & RETRANSMISSION) != 0], minlength=2 * n)
-    fin = np.bincount(cols.flow[(cols.flags & FIN) != 0], minlength=n) > 0
-    rst = np.bincount(cols.flow[(cols.flags & RST) != 0], minlength=n) > 0
-    ts_dir = np.bincount(key[cols.has_ts], minlength=2 * n) > 0
+    fin = np.bincount(seg.flow[(seg.flags & FIN) != 0], minlength=n) > 0
+    rst = np.bincount(seg.flow[(seg.flags & RST) != 0], minlength=n) > 0
+    ts_dir = np.bincount(key[seg.has_ts], minlength=2 * n) > 0
+    rtt_min, rtt_median, rtt_p95 = rtt_stats(rtt, n)
 
-    hs = cols.handshake
     syn_ns = np.where(hs.syn >= 0, t[hs.syn], -1)
     synack_ns = np.where(hs.synack >= 0, t[hs.synack], -1)
     ack_ns = np.where(hs.ack >= 0, t[hs.ack], -1)
@@ -155,6 +101,9 @@ def _flows(
         handshake_ack_ns=ack_ns,
         handshake_syn_rtt_ns=syn_rtt,
         handshake_synack_rtt_ns=synack_rtt,
+        rtt_min_ns=rtt_min,
+        rtt_median_ns=rtt_median,
+        rtt_p95_ns=rtt_p95,
         window_scale_client=hs.window_scale_client,
         window_scale_server=hs.window_scale_server,
         mss_client=hs.mss_client,

@@ -3,9 +3,12 @@
 Wireshark decides each flag from a small per-direction state (next expected sequence number,
 last ACK, last window, duplicate-ACK count, ...) updated packet by packet in capture order
 (``tcp_analyze_sequence_number`` in epan/dissectors/packet-tcp.c). The flags depend on that
-state, so this is a genuinely sequential state machine: one compiled pass over all packets of
-all flows, sorted by ``(flow, frame)``, state reset at each flow's first packet. The rules and
-their order follow Wireshark 4.0 so that the flags agree with what users see in Wireshark:
+state, so this is a genuinely sequential state machine: one compiled pass over the TCP packets
+in capture order, with the state of every flow direction held in ``(n_flows, 2)`` arrays. The
+same pass unwraps sequence numbers (a running sum of signed 32-bit steps per direction, RFC
+1982), follows the handshake (window scale, MSS, SACK-permitted as Wireshark's
+``verify_tcp_window_scaling`` decides them) and scales windows. The rules and their order
+follow Wireshark 4.0 so that the flags agree with what users see in Wireshark:
 
 * zero_window_probe: 1 byte at the next expected sequence number while the peer's window is 0.
 * zero_window: window field 0 on a segment without SYN/FIN/RST.
@@ -32,10 +35,14 @@ clipped to the unacknowledged range first. A D-SACK block (RFC 2883) reports a d
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numba
 import numpy as np
 import numpy.typing as npt
 
+from tcplens.capture.table import PacketTable
+from tcplens.tcp.flows import FlowAssignment
 from tcplens.tcp.model import (
     ACK_LOST_SEGMENT,
     DUPLICATE_ACK,
@@ -57,272 +64,340 @@ from tcplens.tcp.model import (
 I8 = npt.NDArray[np.int8]
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
-U8 = npt.NDArray[np.uint8]
-U16 = npt.NDArray[np.uint16]
 U32 = npt.NDArray[np.uint32]
+B = npt.NDArray[np.bool_]
 
 # Wireshark's thresholds (packet-tcp.c): a fast retransmission follows the last duplicate ACK
 # within 20 ms; without a handshake RTT, "out of order" means within 3 ms of the highest segment.
 FAST_RETRANSMISSION_WINDOW_NS = 20_000_000
 OUT_OF_ORDER_DEFAULT_NS = 3_000_000
+MAX_WINDOW_SHIFT = 14  # RFC 7323 §2.3: larger shifts are treated as 14
 
 
-def analyze_events(
-    flow: I32,
-    direction: U8,
-    time_ns: I64,
-    seq: I64,
-    payload_len: I64,
-    flags: U16,
-    ack: I64,
-    window_raw: I64,
-    peer_window_scale: I8,
-    sack_count: U8,
-    sack_left: I64,
-    sack_right: I64,
-) -> tuple[U32, I64, I64]:
-    """Per-packet event bits, bytes in flight and window headroom, in the input's order.
+@dataclass(frozen=True)
+class PacketAnalysis:
+    """Per TCP packet (aligned with ``FlowAssignment.rows``) and per flow results."""
 
-    The input must be sorted by ``(flow, frame)``. ``seq`` is relative to the packet's own
-    direction, ``ack`` and SACK edges to the other direction (see :mod:`tcplens.tcp.model`).
-    ``peer_window_scale`` is the window-scale shift of the *other* side, the one whose
-    advertised window bounds this packet's data (-1 unknown: no window_full, no headroom).
+    seq: I64  # relative, unwrapped
+    ack: I64  # relative to the other direction's ISN (0 without the ACK flag)
+    window: I64  # scaled advertised window (raw when the scale is unknown or on SYNs)
+    events: U32
+    bytes_in_flight: I64
+    window_headroom: I64
+    sack_left: I64  # (n, 4) relative like ``ack``, 0 for unused blocks
+    sack_right: I64
+    syn: I64  # per flow: packet index of the last pure SYN before the SYN/ACK, -1
+    synack: I64  # per flow: first SYN/ACK, -1
+    handshake_ack: I64  # per flow: the client's first ACK after the SYN/ACK, -1
+    window_scale: I8  # (n_flows, 2) client, server: 0..14, -1 unknown
+    mss: I32  # (n_flows, 2): -1 absent
+    sack_permitted: B  # per flow
 
-    Returns
-    -------
-    events, bytes_in_flight, window_headroom
-        ``bytes_in_flight`` is -1 where not measured; ``window_headroom`` is
-        :data:`~tcplens.tcp.model.UNKNOWN` where not measured.
-    """
-    events, bif, headroom = _kernel(
-        flow,
-        direction,
-        time_ns,
-        seq,
-        payload_len,
-        flags,
-        ack,
-        window_raw,
-        peer_window_scale,
-        sack_count,
-        sack_left,
-        sack_right,
+
+def analyze_events(packets: PacketTable, fa: FlowAssignment) -> PacketAnalysis:
+    """Run the per-packet state machine over the capture's TCP packets (see module doc)."""
+    isn = np.stack([fa.isn_client, fa.isn_server], axis=1)
+    r = _kernel(
+        fa.rows,
+        fa.flow,
+        fa.direction,
+        isn,
+        packets.ts_ns,
+        packets.tcp_seq,
+        packets.tcp_ack,
+        packets.tcp_flags,
+        packets.tcp_window,
+        packets.tcp_payload_len,
+        packets.wscale,
+        packets.mss,
+        packets.sack_perm,
+        packets.sack_count,
+        packets.sack_left,
+        packets.sack_right,
     )
-    return events, bif, headroom
+    return PacketAnalysis(*r)
 
 
 @numba.njit(cache=True)
 def _kernel(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    rows,
     flow,
     direction,
-    time_ns,
-    seq,
-    seglen,
-    flags,
-    ack,
-    window,
-    peer_scale,
-    sack_count,
-    sack_l,
-    sack_r,
+    isn,
+    ts_ns,
+    tcp_seq,
+    tcp_ack,
+    tcp_flags,
+    tcp_window,
+    tcp_len,
+    opt_wscale,
+    opt_mss,
+    opt_sack_perm,
+    opt_sack_count,
+    opt_sack_left,
+    opt_sack_right,
 ):
-    n = flow.shape[0]
+    n = rows.shape[0]
+    nf = isn.shape[0]
+    out_seq = np.empty(n, np.int64)
+    out_ack = np.zeros(n, np.int64)
+    out_win = np.empty(n, np.int64)
     events = np.zeros(n, np.uint32)
     bif = np.full(n, -1, np.int64)
     headroom = np.full(n, UNKNOWN, np.int64)
-    # per-direction state, index 0/1 = direction
-    nextseq = np.zeros(2, np.int64)
-    has_nextseq = np.zeros(2, np.bool_)
-    nextseqtime = np.zeros(2, np.int64)
-    lastack = np.zeros(2, np.int64)
-    has_lastack = np.zeros(2, np.bool_)
-    lastacktime = np.zeros(2, np.int64)
-    maxack = np.zeros(2, np.int64)  # highest ACK sent by the direction
-    has_maxack = np.zeros(2, np.bool_)
-    win = np.zeros(2, np.int64)
-    has_win = np.zeros(2, np.bool_)
-    win_from_syn = np.zeros(2, np.bool_)
-    dupacknum = np.zeros(2, np.int64)
-    lastsegflags = np.zeros(2, np.uint32)
-    maxseqtobeacked = np.zeros(2, np.int64)
-    has_maxseqtba = np.zeros(2, np.bool_)
-    valid_bif = np.zeros(2, np.bool_)
-    first_seq = np.zeros(2, np.int64)  # first sequence number the direction was seen to send
-    sacks = np.zeros(2, np.int64)
-    sack_lo = np.zeros((2, 4), np.int64)
-    sack_hi = np.zeros((2, 4), np.int64)
-    last_syn_time = -1
-    first_rtt = 0
+    out_sl = np.zeros((n, 4), np.int64)
+    out_sr = np.zeros((n, 4), np.int64)
+    # per flow
+    syn_idx = np.full(nf, -1, np.int64)
+    synack_idx = np.full(nf, -1, np.int64)
+    hsack_idx = np.full(nf, -1, np.int64)
+    ws = np.full((nf, 2), -1, np.int8)  # -1 unknown, -2 scaling off (Wireshark's values)
+    mss = np.full((nf, 2), -1, np.int32)
+    sack_perm = np.zeros((nf, 2), np.bool_)
+    last_syn_time = np.full(nf, -1, np.int64)
+    first_rtt = np.zeros(nf, np.int64)
+    # per flow direction
+    seq_raw = np.zeros((nf, 2), np.uint32)
+    seq_rel = np.zeros((nf, 2), np.int64)
+    has_seq = np.zeros((nf, 2), np.bool_)
+    ack_raw = np.zeros((nf, 2), np.uint32)
+    ack_rel = np.zeros((nf, 2), np.int64)
+    has_ack = np.zeros((nf, 2), np.bool_)
+    nextseq = np.zeros((nf, 2), np.int64)
+    has_nextseq = np.zeros((nf, 2), np.bool_)
+    nextseqtime = np.zeros((nf, 2), np.int64)
+    lastack = np.zeros((nf, 2), np.int64)
+    has_lastack = np.zeros((nf, 2), np.bool_)
+    lastacktime = np.zeros((nf, 2), np.int64)
+    maxack = np.zeros((nf, 2), np.int64)  # highest ACK sent by the direction
+    has_maxack = np.zeros((nf, 2), np.bool_)
+    win = np.zeros((nf, 2), np.int64)
+    has_win = np.zeros((nf, 2), np.bool_)
+    win_from_syn = np.zeros((nf, 2), np.bool_)
+    dupacknum = np.zeros((nf, 2), np.int64)
+    lastsegflags = np.zeros((nf, 2), np.uint32)
+    maxseqtobeacked = np.zeros((nf, 2), np.int64)
+    has_maxseqtba = np.zeros((nf, 2), np.bool_)
+    valid_bif = np.ones((nf, 2), np.bool_)  # Wireshark 4.0: valid until a capture gap
+    first_seq = np.zeros((nf, 2), np.int64)  # first sequence number the direction sent
+    sacks = np.zeros((nf, 2), np.int64)
+    sack_lo = np.zeros((nf, 2, 4), np.int64)
+    sack_hi = np.zeros((nf, 2, 4), np.int64)
     for i in range(n):
-        if i == 0 or flow[i] != flow[i - 1]:
-            for d in range(2):
-                has_nextseq[d] = False
-                has_lastack[d] = False
-                has_maxack[d] = False
-                has_win[d] = False
-                win_from_syn[d] = False
-                dupacknum[d] = 0
-                lastsegflags[d] = 0
-                has_maxseqtba[d] = False
-                valid_bif[d] = True  # Wireshark 4.0: valid until a capture gap
-                sacks[d] = 0
-            last_syn_time = -1
-            first_rtt = 0
+        r = rows[i]
+        f = flow[i]
         fw = direction[i]
         rv = 1 - fw
-        t = time_ns[i]
-        s = seq[i]
-        ln = seglen[i]
-        fl = flags[i]
-        a = ack[i]
-        w = window[i]
+        t = ts_ns[r]
+        fl = tcp_flags[r]
+        ln = np.int64(tcp_len[r])
+        w = np.int64(tcp_window[r])
         is_ack = (fl & 0x10) != 0
+        is_syn = (fl & 0x02) != 0
         syn_fin_rst = (fl & 0x07) != 0
         syn_fin = (fl & 0x03) != 0
-        ev = np.uint32(0)
 
-        # handshake RTT (Wireshark's ts_first_rtt): last pure SYN → first non-SYN ACK
-        if (fl & 0x12) == 0x02:
-            last_syn_time = t
-        elif is_ack and (fl & 0x02) == 0 and first_rtt == 0 and last_syn_time >= 0:
-            first_rtt = t - last_syn_time
+        # relative, unwrapped sequence and acknowledgment numbers
+        raw = tcp_seq[r]
+        if has_seq[f, fw]:
+            s = seq_rel[f, fw] + np.int64(np.int32(raw - seq_raw[f, fw]))
+        else:
+            s = np.int64(np.int32(raw - isn[f, fw]))
+            has_seq[f, fw] = True
+        seq_raw[f, fw] = raw
+        seq_rel[f, fw] = s
+        out_seq[i] = s
+        a = np.int64(0)
+        if is_ack:
+            raw = tcp_ack[r]
+            if has_ack[f, fw]:
+                a = ack_rel[f, fw] + np.int64(np.int32(raw - ack_raw[f, fw]))
+            else:
+                a = np.int64(np.int32(raw - isn[f, rv]))
+                has_ack[f, fw] = True
+            ack_raw[f, fw] = raw
+            ack_rel[f, fw] = a
+            out_ack[i] = a
+            k = min(opt_sack_count[r], 4)
+            for j in range(k):
+                out_sl[i, j] = a + np.int64(np.int32(opt_sack_left[r, j] - raw))
+                out_sr[i, j] = a + np.int64(np.int32(opt_sack_right[r, j] - raw))
+
+        # handshake: Wireshark's window-scale rules, MSS, SACK-permitted, ts_first_rtt
+        if is_syn:
+            opt = np.int8(min(opt_wscale[r], MAX_WINDOW_SHIFT))
+            if not is_ack:
+                if synack_idx[f] < 0:
+                    syn_idx[f] = i
+                mss[f, fw] = opt_mss[r]
+                sack_perm[f, fw] = opt_sack_perm[r]
+                if opt_wscale[r] < 0:
+                    ws[f, 0] = -2
+                    ws[f, 1] = -2
+                else:
+                    ws[f, fw] = opt
+                last_syn_time[f] = t
+            elif synack_idx[f] < 0:
+                synack_idx[f] = i
+                mss[f, fw] = opt_mss[r]
+                sack_perm[f, fw] = opt_sack_perm[r]
+                if opt_wscale[r] < 0:
+                    ws[f, 0] = -2
+                    ws[f, 1] = -2
+                elif ws[f, rv] == -2:
+                    ws[f, fw] = -2
+                else:
+                    ws[f, fw] = opt
+        elif is_ack:
+            if first_rtt[f] == 0 and last_syn_time[f] >= 0:
+                first_rtt[f] = t - last_syn_time[f]
+            if fw == 0 and synack_idx[f] >= 0 and hsack_idx[f] < 0:
+                hsack_idx[f] = i
+        own = ws[f, fw]
+        out_win[i] = w << own if (own > 0 and not is_syn) else w
 
         if is_ack:
-            valid_bif[rv] = True
+            valid_bif[f, rv] = True
 
+        ev = np.uint32(0)
         # ZERO WINDOW PROBE
-        zwp = ln == 1 and has_nextseq[fw] and s == nextseq[fw] and has_win[rv] and win[rv] == 0
-        if zwp:
+        if (
+            ln == 1
+            and has_nextseq[f, fw]
+            and s == nextseq[f, fw]
+            and has_win[f, rv]
+            and win[f, rv] == 0
+        ):
             ev |= ZERO_WINDOW_PROBE
         else:
             if w == 0 and not syn_fin_rst:
                 ev |= ZERO_WINDOW
-            if has_nextseq[fw] and s > nextseq[fw] and (fl & 0x04) == 0:
+            if has_nextseq[f, fw] and s > nextseq[f, fw] and (fl & 0x04) == 0:
                 ev |= LOST_SEGMENT
-                valid_bif[fw] = False
+                valid_bif[f, fw] = False
             if (
                 (ln == 0 or ln == 1)
-                and has_nextseq[fw]
-                and s == nextseq[fw] - 1
+                and has_nextseq[f, fw]
+                and s == nextseq[f, fw] - 1
                 and (fl & 0x07) == 0
             ):
                 ev |= KEEP_ALIVE
             same_point = (
                 ln == 0
-                and has_nextseq[fw]
-                and s == nextseq[fw]
-                and has_lastack[fw]
+                and has_nextseq[f, fw]
+                and s == nextseq[f, fw]
+                and has_lastack[f, fw]
                 and is_ack
-                and a == lastack[fw]
+                and a == lastack[f, fw]
                 and not syn_fin_rst
             )
-            if same_point and w != 0 and (not has_win[fw] or w != win[fw]):
+            if same_point and w != 0 and (not has_win[f, fw] or w != win[f, fw]):
                 ev |= WINDOW_UPDATE
-            if ln > 0 and not syn_fin_rst and has_lastack[rv] and has_win[rv]:
+            if ln > 0 and not syn_fin_rst and has_lastack[f, rv] and has_win[f, rv]:
                 # the peer's scale; its SYN windows are never scaled (RFC 7323 §2.2)
-                sc = peer_scale[i]
-                if sc >= 0:
-                    if win_from_syn[rv]:
+                sc = ws[f, rv]
+                if sc != -1:
+                    if sc < 0 or win_from_syn[f, rv]:
                         sc = 0
-                    room = lastack[rv] + (win[rv] << sc) - (s + ln)
+                    room = lastack[f, rv] + (win[f, rv] << sc) - (s + ln)
                     headroom[i] = room
                     if room == 0:
                         ev |= WINDOW_FULL
             done = False
-            repeated = same_point and has_win[fw] and w == win[fw]
-            if repeated and w != 0 and lastsegflags[rv] & KEEP_ALIVE:
+            repeated = same_point and has_win[f, fw] and w == win[f, fw]
+            if repeated and w != 0 and lastsegflags[f, rv] & KEEP_ALIVE:
                 ev |= KEEP_ALIVE_ACK
                 done = True
-            if not done and repeated and w == 0 and lastsegflags[rv] & ZERO_WINDOW_PROBE:
+            if not done and repeated and w == 0 and lastsegflags[f, rv] & ZERO_WINDOW_PROBE:
                 ev |= ZERO_WINDOW_PROBE_ACK
                 done = True
-            if not done and same_point and w != 0 and has_win[fw] and w == win[fw]:
-                if dupacknum[fw] == -1:
-                    dupacknum[fw] = 1
+            if not done and repeated and w != 0:
+                if dupacknum[f, fw] == -1:
+                    dupacknum[f, fw] = 1
                 else:
-                    dupacknum[fw] += 1
+                    dupacknum[f, fw] += 1
                 ev |= DUPLICATE_ACK
         # finished_fwd: the ACK moved, so duplicate-ACK counting restarts
-        if not (has_lastack[fw] and is_ack and a == lastack[fw]):
-            dupacknum[fw] = 0
+        if not (has_lastack[f, fw] and is_ack and a == lastack[f, fw]):
+            dupacknum[f, fw] = 0
 
         # ACKED LOST PACKET: the ACK covers data the other direction was never seen to send
-        if is_ack and has_maxseqtba[rv] and a > maxseqtobeacked[rv]:
-            if maxseqtobeacked[rv] > nextseq[rv]:
-                maxseqtobeacked[rv] = nextseq[rv]
+        if is_ack and has_maxseqtba[f, rv] and a > maxseqtobeacked[f, rv]:
+            if maxseqtobeacked[f, rv] > nextseq[f, rv]:
+                maxseqtobeacked[f, rv] = nextseq[f, rv]
                 ev |= ACK_LOST_SEGMENT
             else:
-                if dupacknum[rv] == 0:
+                if dupacknum[f, rv] == 0:
                     ev |= ACK_LOST_SEGMENT
-                dupacknum[rv] = -1
+                dupacknum[f, rv] = -1
 
         # RETRANSMISSION / FAST RETRANSMISSION / OUT-OF-ORDER / SPURIOUS
         if (ln > 0 or syn_fin) and not (ev & KEEP_ALIVE):
-            not_advanced = has_nextseq[fw] and s < nextseq[fw]
-            if ln > 1 and has_nextseq[fw] and nextseq[fw] - 1 == s:
+            not_advanced = has_nextseq[f, fw] and s < nextseq[f, fw]
+            if ln > 1 and has_nextseq[f, fw] and nextseq[f, fw] - 1 == s:
                 not_advanced = False
-            ooo_thres = first_rtt if first_rtt > 0 else OUT_OF_ORDER_DEFAULT_NS
+            ooo_thres = first_rtt[f] if first_rtt[f] > 0 else OUT_OF_ORDER_DEFAULT_NS
             end_flag = 1 if syn_fin else 0
             if (
                 not_advanced
-                and dupacknum[rv] >= 2
-                and has_lastack[rv]
-                and lastack[rv] == s
-                and t - lastacktime[rv] < FAST_RETRANSMISSION_WINDOW_NS
+                and dupacknum[f, rv] >= 2
+                and has_lastack[f, rv]
+                and lastack[f, rv] == s
+                and t - lastacktime[f, rv] < FAST_RETRANSMISSION_WINDOW_NS
             ):
                 ev |= FAST_RETRANSMISSION | RETRANSMISSION
             elif (
                 not_advanced
-                and t - nextseqtime[fw] < ooo_thres
-                and nextseq[fw] != s + ln + end_flag
+                and t - nextseqtime[f, fw] < ooo_thres
+                and nextseq[f, fw] != s + ln + end_flag
             ):
                 ev |= OUT_OF_ORDER
-            elif ln > 0 and has_lastack[rv] and s + ln <= lastack[rv]:
+            elif ln > 0 and has_lastack[f, rv] and s + ln <= lastack[f, rv]:
                 ev |= SPURIOUS_RETRANSMISSION | RETRANSMISSION
             elif not_advanced:
                 ev |= RETRANSMISSION
 
-        end = s + ln + (1 if syn_fin else 0)
         # a zero-window probe does not advance the expected sequence number
         probe = (ev & ZERO_WINDOW_PROBE) != 0
-        if (not has_nextseq[fw] or end > nextseq[fw]) and not probe:
-            if not has_nextseq[fw]:
-                first_seq[fw] = s
-            nextseq[fw] = end
-            has_nextseq[fw] = True
-            nextseqtime[fw] = t
-        if (not has_maxseqtba[fw] or s == maxseqtobeacked[fw]) and not probe:
-            maxseqtobeacked[fw] = nextseq[fw]
-            has_maxseqtba[fw] = True
+        end = s + ln + (1 if syn_fin else 0)
+        if (not has_nextseq[f, fw] or end > nextseq[f, fw]) and not probe:
+            if not has_nextseq[f, fw]:
+                first_seq[f, fw] = s
+            nextseq[f, fw] = end
+            has_nextseq[f, fw] = True
+            nextseqtime[f, fw] = t
+        if (not has_maxseqtba[f, fw] or s == maxseqtobeacked[f, fw]) and not probe:
+            maxseqtobeacked[f, fw] = nextseq[f, fw]
+            has_maxseqtba[f, fw] = True
 
-        win[fw] = w
-        has_win[fw] = True
-        win_from_syn[fw] = (fl & 0x02) != 0
+        win[f, fw] = w
+        has_win[f, fw] = True
+        win_from_syn[f, fw] = is_syn
         if is_ack:
-            lastack[fw] = a
-            has_lastack[fw] = True
-            if not has_maxack[fw] or a > maxack[fw]:
-                maxack[fw] = a
-                has_maxack[fw] = True
-            k = sack_count[i]
-            sacks[fw] = k
+            lastack[f, fw] = a
+            has_lastack[f, fw] = True
+            if not has_maxack[f, fw] or a > maxack[f, fw]:
+                maxack[f, fw] = a
+                has_maxack[f, fw] = True
+            k = min(opt_sack_count[r], 4)
+            sacks[f, fw] = k
             for j in range(k):
-                sack_lo[fw, j] = sack_l[i, j]
-                sack_hi[fw, j] = sack_r[i, j]
+                sack_lo[f, fw, j] = out_sl[i, j]
+                sack_hi[f, fw, j] = out_sr[i, j]
         else:
-            has_lastack[fw] = False
-        lastacktime[fw] = t
-        lastsegflags[fw] = ev
+            has_lastack[f, fw] = False
+        lastacktime[f, fw] = t
+        lastsegflags[f, fw] = ev
 
-        # bytes in flight after this data segment: highest sequence sent minus the lowest
-        # unacknowledged one, minus what the receiver holds according to its SACK blocks
-        if ln > 0 and valid_bif[fw]:
-            low = maxack[rv] if has_maxack[rv] else first_seq[fw]
-            top = nextseq[fw]
+        # bytes in flight after this data segment: highest sequence sent minus the peer's
+        # highest ACK, minus what the peer holds according to its last SACK blocks
+        if ln > 0 and valid_bif[f, fw]:
+            low = maxack[f, rv] if has_maxack[f, rv] else first_seq[f, fw]
+            top = nextseq[f, fw]
             flight = top - low
-            for j in range(sacks[rv]):
-                lo = max(sack_lo[rv, j], low)
-                hi = min(sack_hi[rv, j], top)
+            for j in range(sacks[f, rv]):
+                lo = max(sack_lo[f, rv, j], low)
+                hi = min(sack_hi[f, rv, j], top)
                 if hi > lo:
                     flight -= hi - lo
             if syn_fin:
@@ -330,4 +405,21 @@ def _kernel(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             if flight > 0:
                 bif[i] = flight
         events[i] = ev
-    return events, bif, headroom
+    scale = np.where(ws == -2, np.int8(0), ws)
+    sack_ok = sack_perm[:, 0] & sack_perm[:, 1]
+    return (
+        out_seq,
+        out_ack,
+        out_win,
+        events,
+        bif,
+        headroom,
+        out_sl,
+        out_sr,
+        syn_idx,
+        synack_idx,
+        hsack_idx,
+        scale,
+        mss,
+        sack_ok,
+    )

@@ -21,11 +21,9 @@ import numpy as np
 import numpy.typing as npt
 
 from tcplens.capture.table import (
-    ACK,
     MALFORMED,
     NOT_TCP,
     PARSED,
-    SYN,
     UNSUPPORTED_LINK,
     PacketTable,
 )
@@ -71,34 +69,27 @@ def tcp_rows(packets: PacketTable) -> I64:
 def assign_flows(packets: PacketTable) -> FlowAssignment:
     """Split the capture's TCP packets into flows (see module docstring)."""
     rows = tcp_rows(packets)
-    src = np.ascontiguousarray(packets.src_addr[rows]).view(np.uint64).reshape(-1, 2)
-    dst = np.ascontiguousarray(packets.dst_addr[rows]).view(np.uint64).reshape(-1, 2)
-    flags = packets.tcp_flags[rows]
-    flow, src_is_lo, first_idx, base = _assign(
-        src[:, 0].copy(),
-        src[:, 1].copy(),
-        packets.src_port[rows].astype(np.uint64),
-        dst[:, 0].copy(),
-        dst[:, 1].copy(),
-        packets.dst_port[rows].astype(np.uint64),
-        packets.tcp_seq[rows],
-        packets.tcp_ack[rows],
-        flags,
+    src = _as_u64_pairs(packets.src_addr)
+    dst = _as_u64_pairs(packets.dst_addr)
+    flow, src_is_lo, first_idx, base, syn_idx, synack_idx = _assign(
+        rows,
+        src,
+        dst,
+        packets.src_port,
+        packets.dst_port,
+        packets.tcp_seq,
+        packets.tcp_ack,
+        packets.tcp_flags,
     )
-    n_flows = first_idx.shape[0]
     # Client: sender of the first pure SYN, else receiver of the first SYN/ACK, else the first
-    # sender (DESIGN.md). Found with one reverse scatter: the earliest index wins.
-    pure_syn = (flags & (SYN | ACK)) == SYN
-    syn_ack = (flags & (SYN | ACK)) == (SYN | ACK)
-    syn_idx = _first_in_flow(flow, pure_syn, n_flows)
-    synack_idx = _first_in_flow(flow, syn_ack, n_flows)
+    # sender (DESIGN.md).
     client_idx = np.where(syn_idx >= 0, syn_idx, first_idx)
     client_is_lo = src_is_lo[client_idx]
     by_synack = (syn_idx < 0) & (synack_idx >= 0)
     client_is_lo[by_synack] = ~src_is_lo[synack_idx[by_synack]]
-    direction = (src_is_lo != client_is_lo[flow]).astype(np.uint8)
-    isn_client = np.where(client_is_lo, base[:, 0], base[:, 1]).astype(np.uint32)
-    isn_server = np.where(client_is_lo, base[:, 1], base[:, 0]).astype(np.uint32)
+    direction = (src_is_lo != client_is_lo[flow]).view(np.uint8)
+    isn_client = np.where(client_is_lo, base[:, 0], base[:, 1])
+    isn_server = np.where(client_is_lo, base[:, 1], base[:, 0])
     return FlowAssignment(
         rows=rows,
         flow=flow,
@@ -111,13 +102,10 @@ def assign_flows(packets: PacketTable) -> FlowAssignment:
     )
 
 
-def _first_in_flow(flow: I32, mask: B, n_flows: int) -> I64:
-    """Per flow, the first index ``i`` with ``mask[i]`` (-1 if none); ``flow`` unsorted."""
-    idx = np.flatnonzero(mask)
-    out = np.full(n_flows, -1, dtype=np.int64)
-    # assignment with repeated indices keeps the last write: write in reverse so the first wins
-    out[flow[idx[::-1]]] = idx[::-1]
-    return out
+def _as_u64_pairs(addr: npt.NDArray[np.uint8]) -> U64:
+    """The (n, 16) address bytes as (n, 2) uint64 words (a view when already contiguous)."""
+    words: U64 = np.ascontiguousarray(addr).view(np.uint64)
+    return words
 
 
 @numba.njit(cache=True)
@@ -128,25 +116,20 @@ def _mix(h: np.uint64, v: np.uint64) -> np.uint64:  # pragma: no cover - compile
 
 @numba.njit(cache=True)
 def _assign(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    a_hi, a_lo, a_port, b_hi, b_lo, b_port, seq, ack, flags
+    rows, src, dst, src_port, dst_port, seq, ack, flags
 ):
     """One pass: conversation hash lookup + Wireshark's new-instance-on-new-ISN rule.
 
-    Returns per packet (flow, src_is_lo) and per flow (first packet index, base sequence
-    number of the canonical lo→hi and hi→lo directions).
+    Returns per TCP packet (flow, src_is_lo) and per flow (first packet index, base sequence
+    number of the canonical lo→hi and hi→lo directions, first pure SYN and SYN/ACK index).
     """
-    n = a_hi.shape[0]
+    n = rows.shape[0]
     cap = 1024
     while cap < 2 * n:
         cap *= 2
     mask = np.uint64(cap - 1)
     slots = np.full(cap, -1, np.int64)  # conversation id per slot
-    k0 = np.empty(n, np.uint64)
-    k1 = np.empty(n, np.uint64)
-    k2 = np.empty(n, np.uint64)
-    k3 = np.empty(n, np.uint64)
-    k4 = np.empty(n, np.uint64)
-    k5 = np.empty(n, np.uint64)
+    keys = np.empty((n, 6), np.uint64)
     conv_flow = np.empty(n, np.int64)
     conv_base = np.zeros((n, 2), np.uint32)
     conv_base_set = np.zeros((n, 2), np.bool_)
@@ -154,46 +137,52 @@ def _assign(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     src_is_lo = np.empty(n, np.bool_)
     first_idx = np.empty(n, np.int64)
     flow_base = np.zeros((n, 2), np.uint32)
+    syn_idx = np.full(n, -1, np.int64)
+    synack_idx = np.full(n, -1, np.int64)
     n_conv = 0
     n_flow = 0
     for i in range(n):
-        lo_first = (a_hi[i], a_lo[i], a_port[i]) <= (b_hi[i], b_lo[i], b_port[i])
+        r = rows[i]
+        a0, a1, a2 = src[r, 0], src[r, 1], np.uint64(src_port[r])
+        b0, b1, b2 = dst[r, 0], dst[r, 1], np.uint64(dst_port[r])
+        lo_first = (a0, a1, a2) <= (b0, b1, b2)
         if lo_first:
-            c0, c1, c2, c3, c4, c5 = a_hi[i], a_lo[i], a_port[i], b_hi[i], b_lo[i], b_port[i]
+            c0, c1, c2, c3, c4, c5 = a0, a1, a2, b0, b1, b2
         else:
-            c0, c1, c2, c3, c4, c5 = b_hi[i], b_lo[i], b_port[i], a_hi[i], a_lo[i], a_port[i]
+            c0, c1, c2, c3, c4, c5 = b0, b1, b2, a0, a1, a2
         h = np.uint64(0)
         h = _mix(h, c0)
         h = _mix(h, c1)
         h = _mix(h, c2 | (c5 << np.uint64(16)))
         h = _mix(h, c3)
         h = _mix(h, c4)
-        s = h & mask
+        slot = h & mask
         while True:
-            c = slots[s]
+            c = slots[slot]
             if c < 0:
                 c = n_conv
                 n_conv += 1
-                slots[s] = c
-                k0[c], k1[c], k2[c], k3[c], k4[c], k5[c] = c0, c1, c2, c3, c4, c5
+                slots[slot] = c
+                keys[c, 0], keys[c, 1], keys[c, 2] = c0, c1, c2
+                keys[c, 3], keys[c, 4], keys[c, 5] = c3, c4, c5
                 conv_flow[c] = -1
                 break
             if (
-                k0[c] == c0
-                and k1[c] == c1
-                and k2[c] == c2
-                and k3[c] == c3
-                and k4[c] == c4
-                and k5[c] == c5
+                keys[c, 0] == c0
+                and keys[c, 1] == c1
+                and keys[c, 2] == c2
+                and keys[c, 3] == c3
+                and keys[c, 4] == c4
+                and keys[c, 5] == c5
             ):
                 break
-            s = (s + np.uint64(1)) & mask
+            slot = (slot + np.uint64(1)) & mask
         d = 0 if lo_first else 1
-        f = flags[i]
+        f = flags[r]
         is_syn = (f & 0x02) != 0
         pure_syn = is_syn and (f & 0x10) == 0
         new_instance = conv_flow[c] < 0
-        if pure_syn and conv_base_set[c, d] and seq[i] != conv_base[c, d]:
+        if pure_syn and conv_base_set[c, d] and seq[r] != conv_base[c, d]:
             new_instance = True  # port pair reused with a new ISN (Wireshark: reused_ports)
         if new_instance:
             conv_flow[c] = n_flow
@@ -205,13 +194,24 @@ def _assign(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         # Wireshark's base_seq: ISN from the SYN, else first seq - 1; the reverse ISN from the
         # first ACK seen if that direction has not sent yet (ack - 1).
         if not conv_base_set[c, d]:
-            conv_base[c, d] = seq[i] if is_syn else seq[i] - np.uint32(1)
+            conv_base[c, d] = seq[r] if is_syn else seq[r] - np.uint32(1)
             conv_base_set[c, d] = True
             flow_base[fl, d] = conv_base[c, d]
         if not conv_base_set[c, 1 - d] and (f & 0x10) != 0:
-            conv_base[c, 1 - d] = ack[i] - np.uint32(1)
+            conv_base[c, 1 - d] = ack[r] - np.uint32(1)
             conv_base_set[c, 1 - d] = True
             flow_base[fl, 1 - d] = conv_base[c, 1 - d]
+        if pure_syn and syn_idx[fl] < 0:
+            syn_idx[fl] = i
+        if is_syn and not pure_syn and synack_idx[fl] < 0:
+            synack_idx[fl] = i
         flow[i] = fl
         src_is_lo[i] = lo_first
-    return flow, src_is_lo, first_idx[:n_flow].copy(), flow_base[:n_flow].copy()
+    return (
+        flow,
+        src_is_lo,
+        first_idx[:n_flow].copy(),
+        flow_base[:n_flow].copy(),
+        syn_idx[:n_flow].copy(),
+        synack_idx[:n_flow].copy(),
+    )

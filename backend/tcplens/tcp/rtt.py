@@ -42,29 +42,34 @@ _SEQ_BIAS = 1 << 40
 
 
 def _global(key: I64, value: I64) -> I64:
-    g: I64 = (key << _SEQ_BITS) + np.clip(value + _SEQ_BIAS, 0, (1 << _SEQ_BITS) - 1)
+    """One sortable int64 per (flow direction, sequence number)."""
+    g: I64 = (key << _SEQ_BITS) + (value + _SEQ_BIAS)
     return g
 
 
-def rtt_samples(seg: Segments, hs: Handshake, n_flows: int) -> RttSamples:
-    """All RTT samples of all flows, sorted by ``(flow, time_ns)``."""
+def rtt_samples(seg: Segments, hs: Handshake, n_flows: int, flow_order: I64) -> RttSamples:
+    """All RTT samples of all flows, sorted by flow, then by the completing packet's frame.
+
+    ``flow_order`` lists segment rows in ``(flow, frame)`` order.
+    """
     parts = [_data_ack(seg), _timestamps(seg), _handshake(seg, hs)]
-    flow = np.concatenate([p[0] for p in parts]).astype(np.int32)
     direction = np.concatenate([p[1] for p in parts]).astype(np.uint8)
     kind = np.concatenate([p[2] for p in parts]).astype(np.uint8)
     ack_row = np.concatenate([p[3] for p in parts])
     sent_row = np.concatenate([p[4] for p in parts])
+    rank = np.empty(len(seg), dtype=np.int64)
+    rank[flow_order] = np.arange(len(seg), dtype=np.int64)
+    order = np.argsort(rank[ack_row], kind="stable")
+    ack_row, sent_row = ack_row[order], sent_row[order]
     time_ns = seg.time_ns[ack_row]
-    rtt = time_ns - seg.time_ns[sent_row]
-    order = np.lexsort((time_ns, flow))
     return RttSamples(
-        flow=flow[order],
+        flow=seg.flow[ack_row],
         direction=direction[order],
         kind=kind[order],
-        time_ns=time_ns[order],
-        rtt_ns=rtt[order],
-        frame=seg.frame[ack_row][order],
-        sent_frame=seg.frame[sent_row][order],
+        time_ns=time_ns,
+        rtt_ns=time_ns - seg.time_ns[sent_row],
+        frame=seg.frame[ack_row],
+        sent_frame=seg.frame[sent_row],
     )
 
 
@@ -158,19 +163,31 @@ def _data_ack(seg: Segments) -> _Part:
     return flow, direction, kind, ack_all.astype(np.int64), sent_all.astype(np.int64)
 
 
+def _first_of_each(code: I64) -> tuple[I64, I64]:
+    """Distinct codes and the index of each one's first occurrence.
+
+    TSvals (and their echoes) only grow within a direction (RFC 7323 §5.3), so the codes are
+    almost always already sorted and a change scan suffices; otherwise fall back to a sort.
+    """
+    if code.size and np.all(code[1:] >= code[:-1]):
+        first = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
+        return code[first], first
+    values, first = np.unique(code, return_index=True)
+    return values, first
+
+
 def _timestamps(seg: Segments) -> _Part:
     key = seg.flow.astype(np.int64) * 2 + seg.direction
     ts = np.flatnonzero(seg.has_ts)
-    code_val = (key[ts] << 32) | seg.ts_val[ts].astype(np.int64)
-    sent_codes, sent_first = np.unique(code_val, return_index=True)
-    echo = ts[seg.ts_ecr[ts] != 0]
-    code_ecr = ((key[echo] ^ 1) << 32) | seg.ts_ecr[echo].astype(np.int64)
-    echo_codes, echo_first = np.unique(code_ecr, return_index=True)
-    pos = np.searchsorted(sent_codes, echo_codes)
-    posc = np.minimum(pos, max(sent_codes.shape[0] - 1, 0))
-    match = (pos < sent_codes.shape[0]) & (sent_codes[posc] == echo_codes)
-    if sent_codes.shape[0] == 0:
+    if ts.size == 0:
         return _empty()
+    sent_codes, sent_first = _first_of_each((key[ts] << 32) | seg.ts_val[ts].astype(np.int64))
+    echo = ts[seg.ts_ecr[ts] != 0]
+    own_codes, echo_first = _first_of_each((key[echo] << 32) | seg.ts_ecr[echo].astype(np.int64))
+    echo_codes = own_codes ^ (1 << 32)  # in the key of the direction whose TSval is echoed
+    pos = np.searchsorted(sent_codes, echo_codes)
+    posc = np.minimum(pos, sent_codes.shape[0] - 1)
+    match = (pos < sent_codes.shape[0]) & (sent_codes[posc] == echo_codes)
     sent_rows = ts[sent_first[posc[match]]]
     ack_rows = echo[echo_first[match]]
     later = seg.time_ns[ack_rows] >= seg.time_ns[sent_rows]
@@ -199,3 +216,26 @@ def _handshake(seg: Segments, hs: Handshake) -> _Part:
     sent_rows = np.concatenate([hs.syn[f_syn], hs.synack[f_ack]])
     later = seg.time_ns[ack_rows] >= seg.time_ns[sent_rows]
     return flow[later], direction[later], kind[later], ack_rows[later], sent_rows[later]
+
+
+def rtt_stats(rtt: RttSamples, n_flows: int) -> tuple[I64, I64, I64]:
+    """Per flow min, median and p95 (nearest rank) of the data → ACK samples; -1 without any.
+
+    One sort of ``flow << 40 | rtt`` (RTTs are below 2**40 ns, about 18 minutes) serves every
+    flow at once.
+    """
+    sel = np.flatnonzero(rtt.kind == RTT_DATA_ACK)
+    flow = rtt.flow[sel].astype(np.int64)
+    val = np.minimum(rtt.rtt_ns[sel], (1 << 40) - 1)
+    ordered = np.sort((flow << 40) | val)
+    val = ordered & ((1 << 40) - 1)
+    counts = np.bincount(flow, minlength=n_flows)
+    first = np.zeros(n_flows, dtype=np.int64)
+    np.cumsum(counts[:-1], out=first[1:])
+    has = counts > 0
+    c = counts[has]
+    out = [np.full(n_flows, -1, dtype=np.int64) for _ in range(3)]
+    out[0][has] = val[first[has]]
+    out[1][has] = val[first[has] + (c - 1) // 2]
+    out[2][has] = val[first[has] + np.ceil(0.95 * c).astype(np.int64) - 1]
+    return out[0], out[1], out[2]

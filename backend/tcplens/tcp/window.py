@@ -9,9 +9,7 @@ from tcplens.tcp.grouping import run_starts
 from tcplens.tcp.model import (
     IDLE_GAP_MIN_NS,
     IDLE_GAP_RTTS,
-    RTT_DATA_ACK,
     IdleGaps,
-    RttSamples,
     Segments,
     ZeroWindowSpans,
 )
@@ -54,26 +52,11 @@ def zero_window_spans(seg: Segments) -> ZeroWindowSpans:
     )
 
 
-def median_rtt_ns(rtt: RttSamples, n_flows: int) -> I64:
-    """Per flow, the median data → ACK RTT sample (-1 without samples)."""
-    sel = np.flatnonzero(rtt.kind == RTT_DATA_ACK)
-    flow = rtt.flow[sel]
-    val = rtt.rtt_ns[sel]
-    order = np.lexsort((val, flow))
-    flow = flow[order]
-    val = val[order]
-    counts = np.bincount(flow, minlength=n_flows)
-    offsets = np.r_[0, np.cumsum(counts)[:-1]]
-    out = np.full(n_flows, -1, dtype=np.int64)
-    has = counts > 0
-    out[has] = val[offsets[has] + counts[has] // 2]
-    return out
-
-
-def idle_gaps(seg: Segments, rtt: RttSamples, n_flows: int, flow_order: I64) -> IdleGaps:
+def idle_gaps(seg: Segments, median_rtt_ns: I64, flow_order: I64) -> IdleGaps:
     """Silences inside a flow longer than 200 ms and twice its median RTT.
 
-    ``flow_order`` sorts the segment rows by ``(flow, frame)``.
+    ``flow_order`` sorts the segment rows by ``(flow, frame)``; ``median_rtt_ns`` is per flow
+    (-1 when unknown).
     """
     f = seg.flow[flow_order]
     t = seg.time_ns[flow_order]
@@ -81,8 +64,8 @@ def idle_gaps(seg: Segments, rtt: RttSamples, n_flows: int, flow_order: I64) -> 
     same[1:] = f[1:] == f[:-1]
     gap = np.zeros(f.shape[0], dtype=np.int64)
     gap[1:] = t[1:] - t[:-1]
-    med = median_rtt_ns(rtt, n_flows)
-    threshold = np.maximum(IDLE_GAP_MIN_NS, (IDLE_GAP_RTTS * np.maximum(med, 0)).astype(np.int64))
+    med = np.maximum(median_rtt_ns, 0)
+    threshold = np.maximum(IDLE_GAP_MIN_NS, (IDLE_GAP_RTTS * med).astype(np.int64))
     hit = np.flatnonzero(same & (gap > threshold[f]))
     before = flow_order[hit - 1]
     after = flow_order[hit]

@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 
 from tcplens.capture.table import ACK, FIN, SYN
 from tcplens.tcp.analyze import analyze_tcp
-from tcplens.tcp.sequence import unwrap_relative
 from tests.tcp.synthetic import CLIENT, SERVER, Seg, handshake, table
 
 OTHER = (bytes([0] * 10 + [0xFF, 0xFF, 10, 0, 0, 3]), 5555)
@@ -60,12 +59,13 @@ def test_relative_sequence_numbers_across_the_32_bit_wrap() -> None:
     assert SERVER[1] == a.flows.server_port[0]
 
 
-@given(st.integers(0, 2**32 - 1), st.lists(st.integers(0, 2**31 - 1), min_size=1, max_size=50))
-def test_unwrap_recovers_cumulative_offsets(isn: int, steps: list[int]) -> None:
-    true = np.cumsum(np.array(steps, dtype=np.int64))
-    raw = ((true + isn) % 2**32).astype(np.uint32)
-    base = np.full(raw.shape[0], isn, dtype=np.uint32)
-    start = np.zeros(raw.shape[0], dtype=bool)
-    start[0] = True
-    rel = unwrap_relative(raw, base, start)
-    assert rel.tolist() == true.tolist()
+@given(st.integers(0, 2**32 - 1), st.lists(st.integers(1, 2**31 - 1), min_size=1, max_size=30))
+def test_sequence_numbers_unwrap_across_any_number_of_wraps(isn: int, steps: list[int]) -> None:
+    """RFC 1982: each step below 2**31 is read as forward, so relative numbers keep growing."""
+    segs = [Seg(0, True, 0, flags=SYN, isn=(isn, 5000))]
+    offset = 0
+    for i, step in enumerate(steps):
+        offset += step
+        segs.append(Seg(1 + i, True, offset, length=0, isn=(isn, 5000)))
+    s = analyze_tcp(table(segs)).segments
+    assert s.seq.tolist() == [0, *np.cumsum(steps).tolist()]

@@ -1,0 +1,203 @@
+"""Benchmark ``tcplens analyze --json`` end to end against ``tcptrace -l -r`` (issue 4, "Speed").
+
+Builds, into the git-ignored ``.bench/``, bulk-transfer captures of about 1M and 5M packets by
+replicating a lab capture with rewritten client ports (copies one after the other in time), and
+a capture of 100k short flows (a 12-packet HTTP exchange with rewritten client address and
+port). Then it times both tools from outside, in this run, and prints:
+
+* the marginal rate (packets/s between the 1M and the 5M file, which takes out interpreter and
+  JIT start-up) of each tool and their ratio (target: tcplens >= 4x tcptrace);
+* end-to-end times on the 5M file and on the 100k short flows (target: tcplens faster);
+* tcplens's peak memory against the file size (target: <= 3x).
+
+Run with ``make bench BENCH=bench_analyze``. Needs tcptrace (``make venv`` installs it).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / ".bench"
+SHARED = ROOT.parent / "shared" / "captures"
+BULK_SOURCE = SHARED / "lab" / "lossy_download.pcap"
+SHORT_SOURCE = SHARED / "corpus" / "practical-packet-analysis" / "http_google.pcapng"
+TCPLENS = [sys.executable, "-m", "tcplens.cli"]
+PCAP_HEADER = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1)  # µs, Ethernet
+
+
+@dataclass(frozen=True)
+class Records:
+    """One capture's records as (timestamp µs, bytes) for Ethernet/IPv4 TCP packets."""
+
+    ts_us: np.ndarray
+    data: list[bytes]
+    orig_len: np.ndarray
+
+
+def read_pcap(path: Path) -> Records:
+    raw = path.read_bytes()
+    assert struct.unpack_from("<I", raw, 0)[0] == 0xA1B2C3D4, "little-endian µs pcap expected"
+    off, ts, data, orig = 24, [], [], []
+    while off + 16 <= len(raw):
+        sec, usec, incl, length = struct.unpack_from("<IIII", raw, off)
+        ts.append(sec * 1_000_000 + usec)
+        data.append(raw[off + 16 : off + 16 + incl])
+        orig.append(length)
+        off += 16 + incl
+    return Records(np.array(ts, np.int64), data, np.array(orig, np.int64))
+
+
+def read_pcapng(path: Path) -> Records:
+    """Enhanced packet blocks of a little-endian pcapng with µs timestamps (enough here)."""
+    raw = path.read_bytes()
+    off, ts, data, orig = 0, [], [], []
+    while off + 12 <= len(raw):
+        kind, total = struct.unpack_from("<II", raw, off)
+        if kind == 6:
+            hi, lo, incl, length = struct.unpack_from("<IIII", raw, off + 12)
+            ts.append((hi << 32) | lo)
+            data.append(raw[off + 28 : off + 28 + incl])
+            orig.append(length)
+        off += total
+    return Records(np.array(ts, np.int64), data, np.array(orig, np.int64))
+
+
+def replicate(src: Records, copies: int, path: Path, *, vary_address: bool) -> int:
+    """Write ``copies`` back-to-back copies of ``src`` with a distinct client endpoint each."""
+    blob = bytearray()
+    rec_off = []
+    for ts, d, length in zip(src.ts_us.tolist(), src.data, src.orig_len.tolist(), strict=True):
+        rec_off.append(len(blob))
+        blob += struct.pack("<IIII", ts // 1_000_000, ts % 1_000_000, len(d), length) + d
+    one = np.frombuffer(bytes(blob), np.uint8)
+    offs = np.array(rec_off, np.int64)
+    # client = the source of the first packet (the SYN); its port sits at Ethernet 14 + IHL
+    first = src.data[0]
+    ihl = (first[14] & 0x0F) * 4
+    client_ip = first[26:30]
+    ip_src_is_client = np.array([d[26:30] == client_ip for d in src.data])
+    port_at = 16 + 14 + ihl + np.where(ip_src_is_client, 0, 2)
+    ip_at = 16 + np.where(ip_src_is_client, 26, 30)
+    span_us = int(src.ts_us[-1] - src.ts_us[0]) + 1000
+    out = np.tile(one, copies)
+    base = np.arange(copies, dtype=np.int64)[:, None] * one.size
+    k = np.arange(copies, dtype=np.int64)[:, None]
+    ts = src.ts_us[None, :] + k * span_us
+    rec = (base + offs[None, :]).ravel()
+    for i, field in enumerate((ts // 1_000_000, ts % 1_000_000)):
+        b = field.astype("<u4").ravel().view(np.uint8).reshape(-1, 4)
+        for j in range(4):
+            out[rec + 4 * i + j] = b[:, j]
+    shape = (copies, offs.size)
+    port = np.broadcast_to(10_000 + k % 50_000, shape).astype(">u2")
+    pb = port.ravel().view(np.uint8).reshape(-1, 2)
+    pos = (base + offs[None, :] + port_at[None, :]).ravel()
+    out[pos], out[pos + 1] = pb[:, 0], pb[:, 1]
+    if vary_address:  # keep 5-tuples distinct beyond 50k copies: 10.x.y.z client addresses
+        addr = np.broadcast_to(0x0A000000 + 1 + k // 50_000, shape).astype(">u4")
+        ab = addr.ravel().view(np.uint8).reshape(-1, 4)
+        apos = (base + offs[None, :] + ip_at[None, :]).ravel()
+        for j in range(4):
+            out[apos + j] = ab[:, j]
+    with path.open("wb") as f:
+        f.write(PCAP_HEADER)
+        f.write(out.tobytes())
+    return copies * len(src.data)
+
+
+def measure(command: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of one run, stdout discarded."""
+    probe = (
+        "import resource,subprocess,sys,time;t=time.perf_counter();"
+        "c=subprocess.call(sys.argv[1:],stdout=subprocess.DEVNULL);"
+        "e=time.perf_counter()-t;"
+        "m=resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss/1024;"
+        "print(e,m,c)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe, *command], capture_output=True, text=True)
+    wall, peak, code = out.stdout.split()
+    if int(code) != 0:
+        raise SystemExit(f"bench: {' '.join(command)} exited {code}")
+    return float(wall), float(peak)
+
+
+def best(command: list[str], runs: int = 2) -> tuple[float, float]:
+    results = [measure(command) for _ in range(runs)]
+    return min(r[0] for r in results), max(r[1] for r in results)
+
+
+def main() -> int:
+    if shutil.which("tcptrace") is None:
+        print("bench: tcptrace not installed (make venv installs it)", file=sys.stderr)
+        return 1
+    if not BULK_SOURCE.is_file() or not SHORT_SOURCE.is_file():
+        print(f"bench: shared captures not found under {SHARED}", file=sys.stderr)
+        return 1
+    OUT.mkdir(exist_ok=True)
+    bulk = read_pcap(BULK_SOURCE)
+    files: dict[str, tuple[Path, int]] = {}
+    for name, target in (("bulk_1M", 1_000_000), ("bulk_5M", 5_000_000)):
+        path = OUT / f"{name}.pcap"
+        copies = -(-target // len(bulk.data))
+        n = copies * len(bulk.data)
+        if not path.is_file():
+            replicate(bulk, copies, path, vary_address=False)
+        files[name] = (path, n)
+    short = read_pcapng(SHORT_SOURCE)
+    path = OUT / "short_100k.pcap"
+    if not path.is_file():
+        replicate(short, 100_000, path, vary_address=True)
+    files["short_100k"] = (path, 100_000 * len(short.data))
+
+    env_note = f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs"
+    print(f"tcplens analyze --json vs tcptrace -l -r ({env_note}); best of 2 runs each")
+    # warm the numba cache once so the first timed run is not a compile
+    subprocess.run([*TCPLENS, "analyze", str(files["bulk_1M"][0]), "--json"], stdout=subprocess.DEVNULL)
+    times: dict[tuple[str, str], tuple[float, float]] = {}
+    for name, (path, n) in files.items():
+        size_mb = path.stat().st_size / 1e6
+        ours = best([*TCPLENS, "analyze", str(path), "--json"])
+        theirs = best(["tcptrace", "-l", "-r", str(path)])
+        times[("tcplens", name)] = ours
+        times[("tcptrace", name)] = theirs
+        print(
+            f"{name:11s} {n:>9,d} pkts {size_mb:7.1f} MB | tcplens {ours[0]:6.2f} s "
+            f"{ours[1]:7.0f} MB peak ({ours[1] / size_mb:.2f}x file) | tcptrace {theirs[0]:6.2f} s "
+            f"| tcplens/tcptrace time {ours[0] / theirs[0]:.2f}"
+        )
+    n1, n5 = files["bulk_1M"][1], files["bulk_5M"][1]
+    rate = {
+        tool: (n5 - n1) / (times[(tool, "bulk_5M")][0] - times[(tool, "bulk_1M")][0])
+        for tool in ("tcplens", "tcptrace")
+    }
+    ratio = rate["tcplens"] / rate["tcptrace"]
+    size5 = files["bulk_5M"][0].stat().st_size / 1e6
+    print(
+        f"marginal rate: tcplens {rate['tcplens'] / 1e6:.2f} M pkt/s, "
+        f"tcptrace {rate['tcptrace'] / 1e6:.2f} M pkt/s, ratio {ratio:.2f} (target >= 4)"
+    )
+    checks = {
+        "marginal rate >= 4x tcptrace": ratio >= 4,
+        "5M end to end faster than tcptrace": times[("tcplens", "bulk_5M")][0]
+        < times[("tcptrace", "bulk_5M")][0],
+        "memory <= 3x file size (5M)": times[("tcplens", "bulk_5M")][1] <= 3 * size5,
+        "100k short flows faster than tcptrace": times[("tcplens", "short_100k")][0]
+        < times[("tcptrace", "short_100k")][0],
+    }
+    for what, ok in checks.items():
+        print(f"  {'met ' if ok else 'MISSED'} {what}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
