@@ -20,7 +20,6 @@ import shutil
 import struct
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -162,7 +161,9 @@ def main() -> int:
     env_note = f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs"
     print(f"tcplens analyze --json vs tcptrace -l -r ({env_note}); best of 2 runs each")
     # warm the numba cache once so the first timed run is not a compile
-    subprocess.run([*TCPLENS, "analyze", str(files["bulk_1M"][0]), "--json"], stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [*TCPLENS, "analyze", str(files["bulk_1M"][0]), "--json"], stdout=subprocess.DEVNULL
+    )
     times: dict[tuple[str, str], tuple[float, float]] = {}
     for name, (path, n) in files.items():
         size_mb = path.stat().st_size / 1e6
