@@ -1,0 +1,183 @@
+"""Does what the kernel (and the link) saw agree with the scenario's expected factor?
+
+Each check is a statement with the number behind it. The sending socket's TCP_INFO chrono counters
+speak directly to receiver_window / receiver_app (rwnd_limited), sender_buffer (sndbuf_limited)
+and, by their absence, to the others; the namespace counters (/proc/net/netstat, per namespace)
+add zero-window advertisements, delayed ACKs and connection opens; the forwarder adds the
+bottleneck queue and the packets it dropped. Where no kernel counter speaks (DNS, stop-and-wait,
+Nagle), the application's own timings are used and the check says so (source "app").
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+Entry = dict[str, Any]
+Check = dict[str, Any]
+
+
+def _check(name: str, passed: bool, value: Any, source: str = "kernel") -> Check:
+    return {"check": name, "passed": bool(passed), "value": value, "source": source}
+
+
+def _limited_share(e: Entry) -> float:
+    s = e["kernel"]["sender"]
+    return float(s["rwnd_limited_share"] + s["sndbuf_limited_share"])
+
+
+def _receiver_counters(e: Entry) -> dict[str, int]:
+    ends = e["kernel"]["counters"]
+    return ends["server"] if e["sender"] == "client" else ends["client"]
+
+
+def _sender_direction(e: Entry) -> dict[str, Any]:
+    fw = e.get("forwarder") or {}
+    return fw.get("a_to_b" if e["sender"] == "client" else "b_to_a", {})
+
+
+def receiver_window(e: Entry) -> list[Check]:
+    s = e["kernel"]["sender"]
+    return [
+        _check("sender rwnd_limited >= 50% of busy time", s["rwnd_limited_share"] >= 0.5,
+               s["rwnd_limited_share"]),
+        _check("rwnd_limited > sndbuf_limited", s["rwnd_limited_ms"] > s["sndbuf_limited_ms"],
+               [s["rwnd_limited_ms"], s["sndbuf_limited_ms"]]),
+        _check("receiver never advertised a zero window (it reads at once)",
+               _receiver_counters(e).get("TCPToZeroWindowAdv", 0) == 0,
+               _receiver_counters(e).get("TCPToZeroWindowAdv", 0)),
+    ]
+
+
+def receiver_app(e: Entry) -> list[Check]:
+    s = e["kernel"]["sender"]
+    zero = _receiver_counters(e).get("TCPToZeroWindowAdv", 0)
+    return [
+        _check("sender rwnd_limited >= 50% of busy time", s["rwnd_limited_share"] >= 0.5,
+               s["rwnd_limited_share"]),
+        _check("receiver advertised a zero window (TCPToZeroWindowAdv)", zero >= 1, zero),
+    ]
+
+
+def sender_buffer(e: Entry) -> list[Check]:
+    s = e["kernel"]["sender"]
+    return [
+        _check("sender sndbuf_limited >= 50% of busy time", s["sndbuf_limited_share"] >= 0.5,
+               s["sndbuf_limited_share"]),
+        _check("sndbuf_limited > rwnd_limited", s["sndbuf_limited_ms"] > s["rwnd_limited_ms"],
+               [s["sndbuf_limited_ms"], s["rwnd_limited_ms"]]),
+    ]
+
+
+def application(e: Entry) -> list[Check]:
+    s = e["kernel"]["sender"]
+    messages = e["app"]["messages"]
+    round_trips = messages * e["rtt_ms"] / 1000
+    share = round_trips / e["client"]["elapsed_s"]
+    return [
+        _check("sender neither window- nor buffer-limited (< 20% of busy time)",
+               _limited_share(e) < 0.2, _limited_share(e)),
+        _check("no retransmissions", s["total_retrans"] == 0, s["total_retrans"]),
+        _check("one round trip per message is >= 50% of the elapsed time", share >= 0.5,
+               round(share, 3), "app"),
+    ]
+
+
+def connection_setup(e: Entry) -> list[Check]:
+    expected = e["app"].get("connections", 1)
+    opens = e["kernel"]["counters"]["server"].get("PassiveOpens", 0)
+    handshakes = sum(e["client"]["connect_s"])
+    return [
+        _check("server accepted one connection per request (PassiveOpens)",
+               opens == expected and expected >= 3, opens),
+        _check("sender not window- or buffer-limited (< 50% of busy time)",
+               _limited_share(e) < 0.5, _limited_share(e)),
+        _check("every handshake took at least one RTT",
+               min(e["client"]["connect_s"]) >= 0.9 * e["rtt_ms"] / 1000,
+               round(handshakes, 4), "app"),
+    ]
+
+
+def dns(e: Entry) -> list[Check]:
+    wait = e["client"]["dns"]["wait_s"]
+    expected = 2 * e["dns_delay_ms"] / 1000
+    return [
+        _check("the lookups took the configured delay", wait >= 0.9 * expected, round(wait, 4),
+               "app"),
+        _check("DNS wait >= 50% of the client's elapsed time",
+               wait >= 0.5 * e["client"]["elapsed_s"], round(wait / e["client"]["elapsed_s"], 3),
+               "app"),
+        _check("sender not window- or buffer-limited (< 50% of busy time)",
+               _limited_share(e) < 0.5, _limited_share(e)),
+    ]
+
+
+def loss(e: Entry) -> list[Check]:
+    s = e["kernel"]["sender"]
+    lost = _sender_direction(e).get("lost", 0)
+    return [
+        _check("sender retransmitted", s["total_retrans"] >= 3 and s["bytes_retrans"] > 0,
+               s["total_retrans"]),
+        _check("the link dropped packets of the transfer", lost >= 3, lost, "link"),
+        _check("sender not window- or buffer-limited (< 30% of busy time)",
+               _limited_share(e) < 0.3, _limited_share(e)),
+    ]
+
+
+def bandwidth(e: Entry) -> list[Check]:
+    s = e["kernel"]["sender"]
+    goodput_mbps = s["bytes_acked"] * 8 / (s["busy_ms"] / 1000) / 1e6 if s["busy_ms"] else 0.0
+    backlog = _sender_direction(e).get("max_backlog_bytes", 0)
+    return [
+        _check("sender neither window- nor buffer-limited (< 20% of busy time)",
+               _limited_share(e) < 0.2, _limited_share(e)),
+        _check("goodput over busy time >= 60% of the bottleneck",
+               goodput_mbps >= 0.6 * e["bottleneck_mbps"], round(goodput_mbps, 2)),
+        _check("a queue built at the bottleneck (>= 50% of its size)",
+               backlog >= 0.5 * e["queue_bytes"], backlog, "link"),
+    ]
+
+
+def nagle_delayed_ack(e: Entry) -> list[Check]:
+    delayed = _receiver_counters(e).get("DelayedACKs", 0)
+    requests = e["app"]["requests"]
+    median = statistics.median(e["client"]["request_s"])
+    return [
+        _check("the receiver delayed its ACKs (DelayedACKs >= half the requests)",
+               delayed >= requests / 2, delayed),
+        _check("median request time >= RTT + 20 ms", median >= (e["rtt_ms"] + 20) / 1000,
+               round(median, 4), "app"),
+    ]
+
+
+def latency(e: Entry) -> list[Check]:
+    s = e["kernel"]["sender"]
+    opens = e["kernel"]["counters"]["server"].get("PassiveOpens", 0)
+    return [
+        _check("one connection for all requests (PassiveOpens)", opens == 1, opens),
+        _check("no retransmissions", s["total_retrans"] == 0, s["total_retrans"]),
+        _check("sender neither window- nor buffer-limited (< 20% of busy time)",
+               _limited_share(e) < 0.2, _limited_share(e)),
+        _check("every request answered",
+               len(e["client"]["request_s"]) == e["app"].get("requests", 1),
+               len(e["client"]["request_s"]), "app"),
+    ]
+
+
+CHECKS: dict[str, Callable[[Entry], list[Check]]] = {
+    "receiver_window": receiver_window,
+    "receiver_app": receiver_app,
+    "sender_buffer": sender_buffer,
+    "application": application,
+    "connection_setup": connection_setup,
+    "dns": dns,
+    "loss": loss,
+    "bandwidth": bandwidth,
+    "nagle_delayed_ack": nagle_delayed_ack,
+    "latency": latency,
+}
+
+
+def check(entry: Entry) -> list[Check]:
+    return CHECKS[entry["expected_primary_factor"]](entry)
