@@ -120,6 +120,11 @@ def serve(spec: dict[str, Any]) -> None:
     emit("ready")
     while True:
         conn, _ = listener.accept()
+        if spec.get("server_conn_sndbuf"):
+            # Per connection, after accept(): what a server does that sizes buffers per client.
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, spec["server_conn_sndbuf"])
+        # Non-blocking with a timeout, as the client's (and as event-loop servers run them).
+        conn.settimeout(spec.get("timeout_s", 60))
         with conn:
             record = serve_stop_and_wait(conn, spec) if spec["action"] == "saw" else serve_http(
                 conn, spec

@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -185,6 +186,24 @@ def wait_until(predicate: Callable[[], bool], timeout: float) -> bool:
     return predicate()
 
 
+@dataclass(frozen=True)
+class LabCapture:
+    """One capture the lab made, with its manifest entry."""
+
+    path: Path
+    entry: dict[str, Any]
+    scenario: Scenario
+
+    @property
+    def expected_primary_factor(self) -> str:
+        return str(self.entry["expected_primary_factor"])
+
+
+def make_capture(sc: Scenario, out_dir: Path) -> LabCapture:
+    entry = run_scenario(sc, out_dir)
+    return LabCapture(out_dir / entry["file"], entry, sc)
+
+
 def run_scenario(sc: Scenario, out_dir: Path) -> dict[str, Any]:
     """Make ``out_dir/<name>.pcap`` and return its manifest entry."""
     started = time.monotonic()
@@ -209,8 +228,11 @@ def run_scenario(sc: Scenario, out_dir: Path) -> dict[str, Any]:
             start(app_argv(net.server_ns, "dns", sc.dns_spec()), env=app_env()).wait_ready()
         capture_ns = net.client_ns if sc.capture_at == "client" else net.server_ns
         tcpdump = start(netns.netns_exec(capture_ns, [
-            "tcpdump", "-i", netns.TAP_NAME, "-n", "-s", str(sc.snaplen), "-U", "-Z", "root",
-            "-w", str(capture),
+            # --immediate-mode: without it libpcap's TPACKET_V3 ring hands packets over in
+            # blocks (1 s timeout) and the packets of the last, unfinished block are lost on
+            # SIGINT -- the end of every transfer.
+            "tcpdump", "-i", netns.TAP_NAME, "-n", "-s", str(sc.snaplen), "--immediate-mode",
+            "-U", "-Z", "root", "-w", str(capture),
         ]))
         tcpdump.wait_stderr("listening on", timeout=10)
         time.sleep(0.2)
@@ -263,8 +285,9 @@ def manifest_entry(
     server_infos = [r["tcp_info"] for r in server_records]
     sender = client_infos if sc.sender == "client" else server_infos
     receiver = server_infos if sc.sender == "client" else client_infos
-    captured = next((int(line.split()[0]) for line in tcpdump_stderr
-                     if line.endswith("packets captured")), None)
+    def tcpdump_count(what: str) -> int | None:
+        return next((int(line.split()[0]) for line in tcpdump_stderr if line.endswith(what)), None)
+
     requests = [t for c in client_result["connections"] for t in c["request_s"]]
     entry: dict[str, Any] = {
         # The fields of ../shared/captures/lab/manifest.json, then the lab's own.
@@ -284,8 +307,12 @@ def manifest_entry(
         "congestion_control": "cubic",
         "sender": sc.sender,
         "app": sc.app_spec(),
-        "capture": {"packets": captured, "bytes": capture.stat().st_size if capture.exists()
-                    else 0, "link_type": 1},
+        "capture": {
+            "packets": tcpdump_count("packets captured"),
+            "dropped_by_kernel": tcpdump_count("packets dropped by kernel"),
+            "bytes": capture.stat().st_size if capture.exists() else 0,
+            "link_type": 1,
+        },
         "client": {
             "elapsed_s": round(client_result["elapsed_s"], 4),
             "connections": len(client_infos),
@@ -329,4 +356,8 @@ def sender_totals(infos: list[dict[str, Any]]) -> dict[str, Any]:
         "bytes_retrans": total("bytes_retrans"),
         "min_rtt_ms": round(min((i["min_rtt_us"] for i in infos), default=0) / 1000, 3),
         "max_srtt_ms": round(max((i["rtt_us"] for i in infos), default=0) / 1000, 3),
+        # The peer's advertised window as the sender last saw it, and the send buffer (doubled
+        # by the kernel, socket(7)).
+        "snd_wnd": max((int(i.get("snd_wnd") or 0) for i in infos), default=0),
+        "so_sndbuf": max((int(i.get("so_sndbuf") or 0) for i in infos), default=0),
     }
