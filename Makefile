@@ -16,7 +16,7 @@ NPM := npm --no-audit --no-fund --loglevel=error
 # Each check is a `check-<name>` target; `make test` runs them all and prints one summary table.
 CHECKS := ruff format mypy imports pytest api-client tsc biome vitest e2e
 
-.PHONY: help venv system-deps node-deps spa api-client run dev test bench $(addprefix check-,$(CHECKS))
+.PHONY: help venv system-deps node-deps spa api-client run dev test bench lab $(addprefix check-,$(CHECKS))
 
 help:
 	@echo "make run    install everything, start tcplens serve and print its URL"
@@ -24,6 +24,7 @@ help:
 	@echo "make dev    API with auto-reload on :8000 behind the Vite dev server on :5173"
 	@echo "make venv   only install (Debian packages, Python virtualenv, node modules)"
 	@echo "make bench  run every bench/*.py"
+	@echo "make lab    regenerate the scenario lab's captures into e2e/lab/out/ (root; LAB='--only NAME')"
 
 system-deps:
 	@scripts/install-system-deps
@@ -99,3 +100,7 @@ check-e2e: $(SPA_INDEX)
 
 bench: venv
 	$(BIN)/python bench/run.py $(BENCH)
+
+# Real Linux TCP captures of every situation, with the kernel's TCP_INFO as ground truth (needs root).
+lab: venv
+	cd e2e && ../$(BIN)/python -m lab $(LAB)

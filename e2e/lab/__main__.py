@@ -23,8 +23,11 @@ def run(names: list[str] | None, ci_only: bool, out: Path) -> dict[str, Any]:
         try:
             entry = runner.run_scenario(sc, out)
         except Exception as exc:  # one broken run must not lose the others: record it
-            entry = {"file": None, "expected_primary_factor": sc.expected_primary_factor,
-                     "error": f"{type(exc).__name__}: {exc}"}
+            entry = {
+                "file": None,
+                "expected_primary_factor": sc.expected_primary_factor,
+                "error": f"{type(exc).__name__}: {exc}",
+            }
         manifest[sc.name] = entry
         print(summary_line(sc.name, entry), flush=True)
         (out / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
@@ -66,8 +69,10 @@ def main() -> int:
     started = time.monotonic()
     manifest = run(args.only, args.ci, args.out)
     bad = [n for n, e in manifest.items() if "error" in e or not e["ground_truth"]["agrees"]]
-    print(f"{len(manifest)} captures in {time.monotonic() - started:.0f} s into {args.out}; "
-          f"{len(bad)} failed or disagree: {bad}")
+    print(
+        f"{len(manifest)} captures in {time.monotonic() - started:.0f} s into {args.out}; "
+        f"{len(bad)} failed or disagree: {bad}"
+    )
     return 1 if bad else 0
 
 

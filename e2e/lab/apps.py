@@ -74,7 +74,7 @@ class Stream:
             if not self.buf and not self._fill():
                 raise ConnectionError(f"peer closed with {need} of {n} bytes unread")
             take = self.buf[:need]
-            self.buf = self.buf[len(take):]
+            self.buf = self.buf[len(take) :]
             need -= len(take)
             if len(kept) < 65536:
                 kept += take[: 65536 - len(kept)]
@@ -126,8 +126,10 @@ def serve(spec: dict[str, Any]) -> None:
         # Non-blocking with a timeout, as the client's (and as event-loop servers run them).
         conn.settimeout(spec.get("timeout_s", 60))
         with conn:
-            record = serve_stop_and_wait(conn, spec) if spec["action"] == "saw" else serve_http(
-                conn, spec
+            record = (
+                serve_stop_and_wait(conn, spec)
+                if spec["action"] == "saw"
+                else serve_http(conn, spec)
             )
             emit(record)
 
@@ -160,7 +162,10 @@ def serve_http(conn: socket.socket, spec: dict[str, Any]) -> dict[str, Any]:
                 pass
             break
     return {
-        "end": "server", "requests": requests, "bytes_sent": sent, "bytes_received": received,
+        "end": "server",
+        "requests": requests,
+        "bytes_sent": sent,
+        "bytes_received": received,
         "tcp_info": tcp_info.read(conn),
     }
 
@@ -184,8 +189,11 @@ def serve_stop_and_wait(conn: socket.socket, spec: dict[str, Any]) -> dict[str, 
         messages += 1
         conn.sendall(b"ACK!")
     return {
-        "end": "server", "requests": messages, "bytes_sent": 4 * messages,
-        "bytes_received": received, "tcp_info": tcp_info.read(conn),
+        "end": "server",
+        "requests": messages,
+        "bytes_sent": 4 * messages,
+        "bytes_received": received,
+        "tcp_info": tcp_info.read(conn),
     }
 
 
@@ -199,10 +207,14 @@ def client(spec: dict[str, Any]) -> None:
     connections = []
     for _ in range(spec.get("connections", 1)):
         connections.append(one_connection(spec, address))
-    emit({
-        "end": "client", "elapsed_s": time.monotonic() - started, "dns": dns,
-        "connections": connections,
-    })
+    emit(
+        {
+            "end": "client",
+            "elapsed_s": time.monotonic() - started,
+            "dns": dns,
+            "connections": connections,
+        }
+    )
 
 
 def one_connection(spec: dict[str, Any], address: str) -> dict[str, Any]:
@@ -221,7 +233,9 @@ def one_connection(spec: dict[str, Any], address: str) -> dict[str, Any]:
         sock.connect((address, spec["port"]))
         connect_s = time.monotonic() - t0
         stream = Stream(
-            sock, spec.get("client_read_chunk", 262144), spec.get("client_read_interval_ms", 0) / 1000
+            sock,
+            spec.get("client_read_chunk", 262144),
+            spec.get("client_read_interval_ms", 0) / 1000,
         )
         durations = []
         for _ in range(spec.get("requests", 1)):
@@ -284,9 +298,10 @@ def lookup(spec: dict[str, Any]) -> dict[str, Any]:
     forward lookup of the name, and only then the connection (RFC 1035 messages over UDP)."""
     dns = spec["dns"]
     fam = socket.AF_INET6 if ":" in dns["server"] else socket.AF_INET
-    queries = [("PTR", reverse_name(spec["server_addr"])), (
-        "AAAA" if spec["family"] == 6 else "A", dns["name"]
-    )]
+    queries = [
+        ("PTR", reverse_name(spec["server_addr"])),
+        ("AAAA" if spec["family"] == 6 else "A", dns["name"]),
+    ]
     timings, address = [], spec["server_addr"]
     with socket.socket(fam, socket.SOCK_DGRAM) as udp:
         udp.settimeout(10)
@@ -298,10 +313,9 @@ def lookup(spec: dict[str, Any]) -> dict[str, Any]:
             answer = udp.recv(4096)
             timings.append({"type": qtype, "name": name, "wait_s": time.monotonic() - t})
             if qtype != "PTR":
-                rdata = answer[len(query) + 12:]
+                rdata = answer[len(query) + 12 :]
                 address = socket.inet_ntop(fam_of_qtype(qtype), rdata)
-    return {"queries": timings, "address": address,
-            "wait_s": sum(q["wait_s"] for q in timings)}
+    return {"queries": timings, "address": address, "wait_s": sum(q["wait_s"] for q in timings)}
 
 
 def fam_of_qtype(qtype: str) -> socket.AddressFamily:

@@ -138,7 +138,9 @@ def create_network() -> LabNetwork:
         fds.append(open_tap_in(server_ns))
         _configure_link(client_ns, CLIENT_MAC, [f"{CLIENT_V4}/24"], [f"{CLIENT_V6}/64"])
         _configure_link(
-            server_ns, SERVER_MAC, [f"{SERVER_V4}/24", f"{DNS_V4}/24"],
+            server_ns,
+            SERVER_MAC,
+            [f"{SERVER_V4}/24", f"{DNS_V4}/24"],
             [f"{SERVER_V6}/64", f"{DNS_V6}/64"],
         )
         return LabNetwork(client_ns, server_ns, fds[0], fds[1])
@@ -155,13 +157,16 @@ def _configure_stack(ns: str) -> None:
     # No metrics cache between connections: each connection starts cold,
     # as it would towards a server the client has not talked to. No router solicitations or DAD,
     # so the captures carry the transfer, not IPv6 housekeeping.
-    sysctl(ns, {
-        "net.ipv4.tcp_no_metrics_save": "1",
-        "net.ipv6.conf.default.accept_dad": "0",
-        "net.ipv6.conf.default.router_solicitations": "0",
-        "net.ipv6.conf.default.accept_ra": "0",
-        "net.ipv6.conf.all.accept_dad": "0",
-    })
+    sysctl(
+        ns,
+        {
+            "net.ipv4.tcp_no_metrics_save": "1",
+            "net.ipv6.conf.default.accept_dad": "0",
+            "net.ipv6.conf.default.router_solicitations": "0",
+            "net.ipv6.conf.default.accept_ra": "0",
+            "net.ipv6.conf.all.accept_dad": "0",
+        },
+    )
     run_ip(["-n", ns, "link", "set", "lo", "up"])
 
 

@@ -35,7 +35,8 @@ def forwarder_binary() -> Path:
     tmp = BUILD_DIR / f"forwarder.{os.getpid()}"
     subprocess.run(
         ["gcc", "-O2", "-Wall", "-Wextra", "-o", str(tmp), str(FORWARDER_SRC)],
-        check=True, timeout=120,
+        check=True,
+        timeout=120,
     )
     os.replace(tmp, binary)  # atomic: concurrent runs never see a half-written binary
     return binary
@@ -47,8 +48,12 @@ class Process:
     def __init__(self, argv: list[str], **kwargs: Any) -> None:
         self.argv = argv
         self.popen = subprocess.Popen(
-            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            start_new_session=True, **kwargs,
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+            **kwargs,
         )
         self.stdout: queue.Queue[str] = queue.Queue()
         self.stdout_lines: list[str] = []
@@ -82,7 +87,8 @@ class Process:
     def wait_ready(self, timeout: float = 10.0) -> None:
         deadline = time.monotonic() + timeout
         while (line := self.next_line(max(0.01, deadline - time.monotonic()))) not in (
-            "ready", '"ready"'
+            "ready",
+            '"ready"',
         ):
             if time.monotonic() > deadline:
                 raise netns.LabError(f"{self.argv}: not ready, said {line!r}")
@@ -149,8 +155,15 @@ def forwarder_argv(sc: Scenario, fd_client: int, fd_server: int) -> list[str]:
     rate = str(sc.bottleneck_mbps * 1e6)
     direction = [one_way_us, rate, str(sc.queue_bytes), str(sc.random_loss)]
     budget = str(sc.timeout_s + 30)
-    return [str(forwarder_binary()), str(fd_client), str(fd_server), str(sc.seed), budget,
-            *direction, *direction]
+    return [
+        str(forwarder_binary()),
+        str(fd_client),
+        str(fd_server),
+        str(sc.seed),
+        budget,
+        *direction,
+        *direction,
+    ]
 
 
 _NETSTAT_LINE = re.compile(r"^(\w+): (.*)$")
@@ -227,13 +240,30 @@ def run_scenario(sc: Scenario, out_dir: Path) -> dict[str, Any]:
         if sc.dns_delay_ms is not None:
             start(app_argv(net.server_ns, "dns", sc.dns_spec()), env=app_env()).wait_ready()
         capture_ns = net.client_ns if sc.capture_at == "client" else net.server_ns
-        tcpdump = start(netns.netns_exec(capture_ns, [
-            # --immediate-mode: without it libpcap's TPACKET_V3 ring hands packets over in
-            # blocks (1 s timeout) and the packets of the last, unfinished block are lost on
-            # SIGINT -- the end of every transfer.
-            "tcpdump", "-i", netns.TAP_NAME, "-n", "-s", str(sc.snaplen), "--immediate-mode",
-            "-U", "-Z", "root", "-w", str(capture),
-        ]))
+        tcpdump = start(
+            netns.netns_exec(
+                capture_ns,
+                [
+                    # --immediate-mode: without it libpcap's TPACKET_V3 ring hands packets over in
+                    # blocks (1 s timeout) and the packets of the last, unfinished block are lost on
+                    # SIGINT -- the end of every transfer.
+                    "tcpdump",
+                    "-i",
+                    netns.TAP_NAME,
+                    "-n",
+                    "-s",
+                    str(sc.snaplen),
+                    "--immediate-mode",
+                    "-B",
+                    "16384",  # KiB: a deep ring so tcpdump drops nothing at 100 Mbit/s
+                    "-U",
+                    "-Z",
+                    "root",
+                    "-w",
+                    str(capture),
+                ],
+            )
+        )
         tcpdump.wait_stderr("listening on", timeout=10)
         time.sleep(0.2)
 
@@ -247,8 +277,10 @@ def run_scenario(sc: Scenario, out_dir: Path) -> dict[str, Any]:
         time.sleep(0.1 + 2 * sc.rtt_ms / 1000)  # the last FIN/ACK crosses the link
         tcpdump.signal(signal.SIGINT)
         tcpdump.finish(timeout=10)
-        counters = {"client": kernel_counters(net.client_ns),
-                    "server": kernel_counters(net.server_ns)}
+        counters = {
+            "client": kernel_counters(net.client_ns),
+            "server": kernel_counters(net.server_ns),
+        }
         forwarder.signal(signal.SIGTERM)
         forwarder.finish(timeout=5)
     finally:
@@ -260,9 +292,15 @@ def run_scenario(sc: Scenario, out_dir: Path) -> dict[str, Any]:
         net.close()
 
     server_records = [r for r in server.json_records() if r.get("end") == "server"]
-    entry = manifest_entry(sc, capture, client_result, server_records, counters,
-                           forwarder.json_records()[-1] if forwarder.json_records() else {},
-                           tcpdump.stderr_lines)
+    entry = manifest_entry(
+        sc,
+        capture,
+        client_result,
+        server_records,
+        counters,
+        forwarder.json_records()[-1] if forwarder.json_records() else {},
+        tcpdump.stderr_lines,
+    )
     entry["run_s"] = round(time.monotonic() - started, 2)
     return entry
 
@@ -277,14 +315,19 @@ def _drain_records(proc: Process) -> int:
 
 
 def manifest_entry(
-    sc: Scenario, capture: Path, client_result: dict[str, Any],
-    server_records: list[dict[str, Any]], counters: dict[str, dict[str, int]],
-    forwarder: dict[str, Any], tcpdump_stderr: list[str],
+    sc: Scenario,
+    capture: Path,
+    client_result: dict[str, Any],
+    server_records: list[dict[str, Any]],
+    counters: dict[str, dict[str, int]],
+    forwarder: dict[str, Any],
+    tcpdump_stderr: list[str],
 ) -> dict[str, Any]:
     client_infos = [c["tcp_info"] for c in client_result["connections"]]
     server_infos = [r["tcp_info"] for r in server_records]
     sender = client_infos if sc.sender == "client" else server_infos
     receiver = server_infos if sc.sender == "client" else client_infos
+
     def tcpdump_count(what: str) -> int | None:
         return next((int(line.split()[0]) for line in tcpdump_stderr if line.endswith(what)), None)
 
@@ -312,6 +355,7 @@ def manifest_entry(
             "dropped_by_kernel": tcpdump_count("packets dropped by kernel"),
             "bytes": capture.stat().st_size if capture.exists() else 0,
             "link_type": 1,
+            "tcpdump": [line for line in tcpdump_stderr if "packets" in line],
         },
         "client": {
             "elapsed_s": round(client_result["elapsed_s"], 4),

@@ -44,9 +44,26 @@ def test_capture_is_an_ethernet_pcap_with_nothing_dropped(lab_capture: LabCaptur
 def test_tshark_sees_every_connection_and_the_transfer(lab_capture: LabCapture) -> None:
     assert shutil.which("tshark"), "tshark is installed by scripts/install-system-deps"
     out = subprocess.run(
-        ["tshark", "-n", "-r", str(lab_capture.path), "-T", "fields", "-e", "frame.number",
-         "-e", "tcp.stream", "-e", "tcp.srcport", "-e", "tcp.len"],
-        capture_output=True, text=True, timeout=120, check=True,
+        [
+            "tshark",
+            "-n",
+            "-r",
+            str(lab_capture.path),
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+            "-e",
+            "tcp.stream",
+            "-e",
+            "tcp.srcport",
+            "-e",
+            "tcp.len",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     ).stdout.splitlines()
     entry = lab_capture.entry
     assert len(out) == entry["capture"]["packets"]
@@ -81,7 +98,9 @@ def test_runs_leave_no_namespace_behind(lab_capture: LabCapture) -> None:
 def test_interrupted_lab_removes_its_namespaces_and_processes(lab_dir: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "lab", "--only", "stop_and_wait_8k_200ms", "--out", str(lab_dir)],
-        cwd=E2E, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        cwd=E2E,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     prefix = f"{netns.PREFIX}{proc.pid}-"
     try:
