@@ -1,0 +1,62 @@
+import { describe, expect, it } from "vitest";
+import { seriesFromColumns } from "../series/columns";
+import { evidenceRanges } from "./evidence";
+
+const data = seriesFromColumns("client_to_server", {
+  columns: {
+    time_s: [0.1, 0.2, 0.3, 1.5],
+    seq: [1, 2, 3, 4],
+    payload_len: [1, 1, 1, 1],
+    events: [1024, 1024, 1, 1024],
+  },
+});
+const acks = seriesFromColumns("server_to_client", {
+  columns: { time_s: [0.15, 1.6], ack: [2, 5], events: [128, 0] },
+});
+
+function finding(factor: string, ranges: number[][], flows = [3]) {
+  return {
+    rank: 0,
+    code: factor,
+    severity: "high",
+    factor,
+    title: "Some title",
+    flows,
+    evidence: { time_ranges_s: ranges },
+  };
+}
+
+describe("evidence ranges", () => {
+  it("labels a receiver-window finding with the window-full marks it covers", () => {
+    const ranges = evidenceRanges([finding("receiver_window", [[0, 1]])], 3, data, acks);
+    expect(ranges).toEqual([
+      { key: "0:0", from: 0, to: 1, label: "window full ×2", severity: "high" },
+    ]);
+  });
+
+  it("labels zero window by duration, loss by retransmissions, idle by median gap and count", () => {
+    expect(evidenceRanges([finding("receiver_app", [[0.1, 1.3]])], 3, data, acks)[0]?.label).toBe(
+      "zero window 1.200 s",
+    );
+    expect(evidenceRanges([finding("loss", [[0, 2]])], 3, data, acks)[0]?.label).toBe(
+      "retransmissions ×1",
+    );
+    const idle = evidenceRanges(
+      [
+        finding("application", [
+          [0, 0.2],
+          [1, 1.2],
+          [2, 2.3],
+        ]),
+      ],
+      3,
+      data,
+      acks,
+    );
+    expect(idle.map((r) => r.label)).toEqual(["idle 200 ms × 3", "", ""]);
+  });
+
+  it("ignores findings about other flows", () => {
+    expect(evidenceRanges([finding("loss", [[0, 2]], [4])], 3, data, acks)).toEqual([]);
+  });
+});

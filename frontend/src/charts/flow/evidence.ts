@@ -1,0 +1,102 @@
+// A finding's evidence as ranges on the flow's time axis, labelled with the numbers of the marks
+// the range holds ("window full ×420", "zero window 1.20 s", "idle 200 ms × 8").
+
+import { formatDuration } from "../format";
+import { lowerBound, upperBound } from "../lod/visibleRange";
+import type { DirectionSeries } from "../series/columns";
+import type { EventName } from "../series/events";
+import type { EvidenceRange } from "./types";
+
+/** The parts of the API's finding this module reads. */
+export interface FindingEvidence {
+  readonly rank: number;
+  readonly code: string;
+  readonly severity: string;
+  readonly factor: string | null;
+  readonly title: string;
+  readonly flows: readonly number[];
+  readonly evidence: { readonly time_ranges_s?: readonly (readonly number[])[] } & Record<
+    string,
+    unknown
+  >;
+}
+
+function countEvents(
+  series: DirectionSeries,
+  kind: EventName,
+  ranges: readonly [number, number][],
+): number {
+  const bit = series.eventBits[kind];
+  let n = 0;
+  for (const [from, to] of ranges) {
+    const hi = upperBound(series.time, to);
+    for (let i = lowerBound(series.time, from); i < hi; i++)
+      if ((series.events[i] as number) & bit) n++;
+  }
+  return n;
+}
+
+function total(ranges: readonly [number, number][]): number {
+  return ranges.reduce((sum, [a, b]) => sum + (b - a), 0);
+}
+
+export function evidenceLabel(
+  finding: FindingEvidence,
+  ranges: readonly [number, number][],
+  data: DirectionSeries,
+  acks: DirectionSeries,
+): string {
+  const times = ranges.length > 1 ? ` × ${ranges.length}` : "";
+  switch (finding.factor) {
+    case "receiver_window": {
+      const n = countEvents(data, "window_full", ranges);
+      return n > 0 ? `window full ×${n}` : `receiver window${times}`;
+    }
+    case "receiver_app": {
+      const n = countEvents(acks, "zero_window", ranges);
+      return n > 0
+        ? `zero window ${formatDuration(total(ranges))}`
+        : `receiver slow ${formatDuration(total(ranges))}`;
+    }
+    case "loss": {
+      const n = countEvents(data, "retransmission", ranges);
+      return `retransmissions ×${n}`;
+    }
+    case "application":
+    case "nagle_delayed_ack": {
+      const sorted = ranges.map(([a, b]) => b - a).sort((a, b) => a - b);
+      const median = sorted[Math.floor(sorted.length / 2)] ?? 0;
+      return `${finding.factor === "application" ? "idle" : "stall"} ${formatDuration(median)}${times}`;
+    }
+    default:
+      return `${finding.title}`;
+  }
+}
+
+/** The ranges of the findings about `flowId`, the first range of each finding labelled. */
+export function evidenceRanges(
+  findings: readonly FindingEvidence[],
+  flowId: number,
+  data: DirectionSeries,
+  acks: DirectionSeries,
+): EvidenceRange[] {
+  const out: EvidenceRange[] = [];
+  for (const finding of findings) {
+    if (!finding.flows.includes(flowId)) continue;
+    const ranges = (finding.evidence.time_ranges_s ?? [])
+      .filter((r) => r.length >= 2 && Number.isFinite(r[0]) && Number.isFinite(r[1]))
+      .map((r) => [r[0] as number, r[1] as number] as [number, number]);
+    if (ranges.length === 0) continue;
+    const label = evidenceLabel(finding, ranges, data, acks);
+    ranges.forEach(([from, to], k) => {
+      out.push({
+        key: `${finding.rank}:${k}`,
+        from,
+        to: Math.max(to, from),
+        label: k === 0 ? label : "",
+        severity: finding.severity,
+      });
+    });
+  }
+  return out;
+}

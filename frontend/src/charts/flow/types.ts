@@ -1,0 +1,30 @@
+import type { HoverItem } from "../frame/types";
+import type { DirectionSeries } from "../series/columns";
+import type { TimeView } from "../view";
+
+/** A finding's evidence on the time axis: a shaded range with a label ("window full ×420"). */
+export interface EvidenceRange {
+  readonly key: string;
+  readonly from: number;
+  readonly to: number;
+  readonly label: string;
+  readonly severity: string;
+}
+
+/** What every graph of a flow gets. */
+export interface FlowGraphProps {
+  /** The direction being graphed (the data sender's packets). */
+  readonly data: DirectionSeries;
+  /** The reverse direction: the receiver's ACKs, windows and SACK blocks. */
+  readonly acks: DirectionSeries;
+  /** Handshake RTT of the flow in seconds (SYN → SYN/ACK → ACK), NaN when not captured. */
+  readonly handshakeRtt: number;
+  /** Names of the two ends as "sender → receiver" for titles. */
+  readonly senderLabel: string;
+  readonly bounds: TimeView;
+  readonly view: TimeView;
+  readonly onViewChange: (view: TimeView) => void;
+  readonly evidence: readonly EvidenceRange[];
+  readonly onPick: (item: HoverItem) => void;
+  readonly onDraw?: (milliseconds: number) => void;
+}

@@ -1,0 +1,72 @@
+// A finding's evidence on the graph: its time ranges shaded, labelled above the plot with the
+// finding's numbers ("window full ×420"). Clicking a label zooms to the range.
+
+import type { EvidenceRange } from "../flow/types";
+import type { PlotArea } from "./types";
+
+const SEVERITY_COLORS: Readonly<Record<string, string>> = {
+  high: "#e03131",
+  medium: "#f08c00",
+  low: "#1971c2",
+  info: "#868e96",
+};
+
+export function evidenceColor(severity: string): string {
+  return SEVERITY_COLORS[severity] ?? "#868e96";
+}
+
+export function EvidenceShading(props: {
+  ranges: readonly EvidenceRange[];
+  area: PlotArea;
+  onSelect: (range: EvidenceRange) => void;
+}) {
+  const { area } = props;
+  const [from, to] = area.x.domain() as [number, number];
+  let lastLabelEnd = Number.NEGATIVE_INFINITY;
+  return (
+    <g className="chart-evidence" data-testid="evidence">
+      {props.ranges.map((r) => {
+        if (r.to < from || r.from > to) return null;
+        const x0 = Math.max(0, area.x(r.from));
+        const x1 = Math.min(area.width, area.x(r.to));
+        const color = evidenceColor(r.severity);
+        // Labels sit in the margin above the plot; one that would overlap the previous is dropped
+        // (the shading and the tooltip of the finding list still say it).
+        const labelX = Math.max(0, x0);
+        const showLabel = labelX > lastLabelEnd + 6;
+        if (showLabel) lastLabelEnd = labelX + r.label.length * 6.5;
+        return (
+          <g key={r.key} data-evidence={r.label}>
+            <rect
+              className="chart-evidence-range"
+              x={x0}
+              width={Math.max(2, x1 - x0)}
+              y={0}
+              height={area.height}
+              fill={color}
+            />
+            {showLabel ? (
+              // biome-ignore lint/a11y/useSemanticElements: an SVG label cannot be a <button>
+              <text
+                className="chart-evidence-label"
+                role="button"
+                tabIndex={0}
+                x={labelX + 2}
+                y={-6}
+                fill={color}
+                onPointerDown={(e) => e.stopPropagation()}
+                onPointerUp={(e) => e.stopPropagation()}
+                onClick={() => props.onSelect(r)}
+                onKeyDown={(e) => {
+                  if (e.key === "Enter") props.onSelect(r);
+                }}
+              >
+                {r.label}
+              </text>
+            ) : null}
+          </g>
+        );
+      })}
+    </g>
+  );
+}

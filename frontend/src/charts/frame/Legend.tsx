@@ -1,0 +1,45 @@
+// The legend: one entry per layer or mark kind, with the words that explain it (the same words as
+// the tooltips) and, for marks, how many there are in view.
+
+export interface LegendEntry {
+  readonly key: string;
+  readonly label: string;
+  readonly color: string;
+  readonly meaning: string;
+  readonly shape: "line" | "bar" | "dot" | "area" | "tick" | "dash";
+  readonly count?: number;
+}
+
+export function Legend(props: { entries: readonly LegendEntry[] }) {
+  return (
+    <ul className="chart-legend" aria-label="Legend">
+      {props.entries.map((e) => (
+        <li key={e.key} title={e.meaning}>
+          <svg width="18" height="12" aria-hidden="true">
+            <LegendGlyph shape={e.shape} color={e.color} />
+          </svg>
+          <span>{e.label}</span>
+          {e.count !== undefined ? <span className="chart-legend-count">×{e.count}</span> : null}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function LegendGlyph(props: { shape: LegendEntry["shape"]; color: string }) {
+  const { color } = props;
+  switch (props.shape) {
+    case "line":
+      return <path d="M1 9 H7 V3 H17" stroke={color} strokeWidth="2" fill="none" />;
+    case "dash":
+      return <path d="M1 6 H17" stroke={color} strokeWidth="2" strokeDasharray="4 2" />;
+    case "bar":
+      return <path d="M9 1 V11 M6 1 H12 M6 11 H12" stroke={color} strokeWidth="1.5" />;
+    case "dot":
+      return <circle cx="9" cy="6" r="3.5" fill={color} />;
+    case "tick":
+      return <path d="M9 2 V10" stroke={color} strokeWidth="2" />;
+    case "area":
+      return <rect x="1" y="1" width="16" height="10" fill={color} opacity="0.35" />;
+  }
+}

@@ -1,0 +1,103 @@
+import { useMemo } from "react";
+import type { FlowGraphProps } from "../flow/types";
+import { formatDuration } from "../format";
+import { ChartFrame } from "../frame/ChartFrame";
+import { EvidenceShading } from "../frame/Evidence";
+import { Legend } from "../frame/Legend";
+import { closest } from "../frame/nearest";
+import { visibleRange } from "../lod/visibleRange";
+import { padded } from "../tcptrace/TcptraceGraph";
+import { RTT_KIND_STYLES, RTT_KINDS } from "./kinds";
+import { handshakeLayer, rttLayer } from "./layers";
+
+export function RttGraph(props: FlowGraphProps) {
+  const { acks, view, handshakeRtt } = props;
+  const layers = useMemo(
+    () => [handshakeLayer(handshakeRtt), rttLayer(acks)],
+    [acks, handshakeRtt],
+  );
+  const samples = useMemo(() => acks.rtt.some(Number.isFinite), [acks]);
+  const yDomain = useMemo((): [number, number] => {
+    const { lo, hi } = visibleRange(acks.time, view.from, view.to);
+    let high = Number.isFinite(handshakeRtt) ? handshakeRtt : 0;
+    for (let i = lo; i < hi; i++) {
+      const r = acks.rtt[i] as number;
+      if (r > high) high = r;
+    }
+    return [0, high > 0 ? high * 1.1 : 0.001];
+  }, [acks, view.from, view.to, handshakeRtt]);
+
+  return (
+    <figure className="chart-figure" data-graph="rtt">
+      {!samples ? (
+        <p className="chart-note" role="note">
+          This flow's series carries no per-segment RTT samples; the dashed line is the handshake
+          round trip
+          {Number.isFinite(handshakeRtt) ? ` (${formatDuration(handshakeRtt)})` : " (not captured)"}
+          .
+        </p>
+      ) : null}
+      <ChartFrame
+        label={`Round-trip time samples of ${props.senderLabel}`}
+        bounds={props.bounds}
+        view={view}
+        onViewChange={props.onViewChange}
+        yDomain={yDomain}
+        yLabel="round-trip time"
+        yTickFormat={formatDuration}
+        layers={layers}
+        annotations={(area) => (
+          <EvidenceShading
+            ranges={props.evidence}
+            area={area}
+            onSelect={(r) => props.onViewChange(padded(r.from, r.to, props.bounds))}
+          />
+        )}
+        nearest={(area, px, py) => {
+          const { lo, hi } = visibleRange(acks.time, area.x.invert(px - 8), area.x.invert(px + 8));
+          const candidates = [];
+          for (let i = lo; i < hi; i++) {
+            const r = acks.rtt[i] as number;
+            if (Number.isFinite(r))
+              candidates.push({ px: area.x(acks.time[i] as number), py: area.y(r), item: i });
+          }
+          const i = closest(candidates, px, py);
+          if (i === null) return null;
+          const style = RTT_KIND_STYLES[RTT_KINDS[acks.rttKind[i] as number] ?? "data_ack"];
+          return {
+            time: acks.time[i] as number,
+            value: acks.rtt[i] as number,
+            color: style.color,
+            title: `RTT ${formatDuration(acks.rtt[i] as number)} — ${style.label}`,
+            lines: [
+              style.meaning,
+              `completed at t = ${(acks.time[i] as number).toFixed(6)} s · frame ${acks.frame[i]}`,
+            ],
+            frame: acks.frame[i] as number,
+          };
+        }}
+        onPick={props.onPick}
+        dataAttributes={{ "data-testid": "graph-rtt" }}
+        {...(props.onDraw ? { onDraw: props.onDraw } : {})}
+      />
+      <Legend
+        entries={[
+          ...(["data_ack", "timestamp", "handshake_syn"] as const).map((k) => ({
+            key: k,
+            label: RTT_KIND_STYLES[k].label,
+            color: RTT_KIND_STYLES[k].color,
+            shape: k === "handshake_syn" ? ("area" as const) : ("dot" as const),
+            meaning: RTT_KIND_STYLES[k].meaning,
+          })),
+          {
+            key: "handshake",
+            label: "Handshake RTT",
+            color: RTT_KIND_STYLES.handshake_syn.color,
+            shape: "dash",
+            meaning: "SYN → SYN/ACK → ACK as seen at the capture point",
+          },
+        ]}
+      />
+    </figure>
+  );
+}

@@ -1,0 +1,37 @@
+// RTT sample kinds (tcplens/tcp/model.py RTT_KIND_NAMES) and what each means on the graph.
+
+export const RTT_KINDS = ["data_ack", "timestamp", "handshake_syn", "handshake_synack"] as const;
+export type RttKind = (typeof RTT_KINDS)[number];
+
+export const RTT_KIND_STYLES: Readonly<
+  Record<RttKind, { label: string; color: string; meaning: string }>
+> = {
+  data_ack: {
+    label: "Data → ACK (Karn)",
+    color: "#1c7ed6",
+    meaning:
+      "blue dot: time from a data segment to the first ACK covering it; retransmitted segments are never timed (Karn's rule)",
+  },
+  timestamp: {
+    label: "Timestamp echo",
+    color: "#f08c00",
+    meaning: "orange dot: time from a TSval to the first packet echoing it (RFC 7323 timestamps)",
+  },
+  handshake_syn: {
+    label: "SYN → SYN/ACK",
+    color: "#2f9e44",
+    meaning: "green square: handshake round trip between the capture point and the server",
+  },
+  handshake_synack: {
+    label: "SYN/ACK → ACK",
+    color: "#2f9e44",
+    meaning: "green square: handshake round trip between the capture point and the client",
+  },
+};
+
+/** The smallest RTT sample (the path's propagation delay, as tcptrace's "RTT min"); NaN when none. */
+export function minRtt(rtt: Float64Array): number {
+  let best = Number.NaN;
+  for (const r of rtt) if (r > 0 && !(r >= best)) best = r;
+  return best;
+}

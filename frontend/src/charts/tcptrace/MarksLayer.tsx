@@ -1,0 +1,106 @@
+// The event marks as SVG (annotations: few, clickable, each one a packet), or on the canvas when a
+// window holds too many to keep as DOM nodes (a lossy million-packet flow).
+
+import type { CanvasLayer, PlotArea } from "../frame/types";
+import { lowerBound, upperBound } from "../lod/visibleRange";
+import { MARK_STYLES, type Mark, type MarkKind } from "./marks";
+
+/** Above this many marks in view they are painted on the canvas instead of being SVG elements. */
+export const MAX_SVG_MARKS = 1500;
+
+/** SVG path of one mark's glyph centred on (x, y). */
+export function markPath(kind: MarkKind, x: number, y: number): string {
+  switch (kind) {
+    case "window_full":
+      return `M${x} ${y - 6}L${x + 5} ${y}L${x} ${y + 6}L${x - 5} ${y}Z`;
+    case "zero_window":
+      return `M${x - 6} ${y - 9}L${x + 6} ${y - 9}L${x} ${y - 1}Z`;
+    case "duplicate_ack":
+      return `M${x} ${y + 2}V${y + 10}`;
+    case "retransmission":
+    case "zero_window_probe":
+    case "window_update":
+      return `M${x - 3.5} ${y}a3.5 3.5 0 1 0 7 0a3.5 3.5 0 1 0 -7 0`;
+    case "out_of_order":
+      return `M${x - 3} ${y - 3}h6v6h-6Z`;
+    case "lost_segment":
+      return `M${x - 4} ${y - 4}L${x + 4} ${y + 4}M${x + 4} ${y - 4}L${x - 4} ${y + 4}`;
+    case "syn":
+    case "fin":
+    case "rst":
+      return `M${x - 3} ${y}h6`;
+  }
+}
+
+const STROKED: ReadonlySet<MarkKind> = new Set(["duplicate_ack", "lost_segment", "window_update"]);
+const TEXT: ReadonlySet<MarkKind> = new Set(["syn", "fin", "rst"]);
+
+export function marksInView(marks: readonly Mark[], times: Float64Array, from: number, to: number) {
+  return marks.slice(lowerBound(times, from), upperBound(times, to));
+}
+
+export function MarksSvg(props: { marks: readonly Mark[]; area: PlotArea }) {
+  const { area } = props;
+  return (
+    <g className="chart-marks" data-testid="tcptrace-marks">
+      {props.marks.map((m) => {
+        const x = area.x(m.time);
+        const y = area.y(m.seq);
+        const style = MARK_STYLES[m.kind];
+        const key = `${m.kind}:${m.side}:${m.row}`;
+        if (TEXT.has(m.kind)) {
+          return (
+            <text
+              key={key}
+              className="chart-mark chart-mark-text"
+              data-kind={m.kind}
+              data-frame={m.frame}
+              x={x + 4}
+              y={y - 4}
+              fill={style.color}
+            >
+              {style.label}
+            </text>
+          );
+        }
+        const stroked = STROKED.has(m.kind);
+        return (
+          <path
+            key={key}
+            className="chart-mark"
+            data-kind={m.kind}
+            data-frame={m.frame}
+            d={markPath(m.kind, x, y)}
+            fill={stroked ? "none" : style.color}
+            stroke={style.color}
+            strokeWidth={stroked ? 2 : 1}
+          />
+        );
+      })}
+    </g>
+  );
+}
+
+/** The same glyphs on the canvas, for windows with more than MAX_SVG_MARKS marks. */
+export function marksCanvasLayer(marks: readonly Mark[], times: Float64Array): CanvasLayer {
+  return {
+    id: "marks",
+    draw(ctx, area) {
+      const [from, to] = area.x.domain() as [number, number];
+      const visible = marksInView(marks, times, from, to);
+      if (visible.length <= MAX_SVG_MARKS) return; // drawn as SVG instead
+      for (const m of visible) {
+        const style = MARK_STYLES[m.kind];
+        const path = new Path2D(markPath(m.kind, area.x(m.time), area.y(m.seq)));
+        if (STROKED.has(m.kind) || TEXT.has(m.kind)) {
+          ctx.strokeStyle = style.color;
+          ctx.lineWidth = 2;
+          ctx.stroke(path);
+        } else {
+          ctx.fillStyle = style.color;
+          ctx.fill(path);
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,154 @@
+// tcptrace's time-sequence graph (Shawn Ostermann's tcptrace -S; Wireshark's "tcptrace" stream
+// graph): the sender's segments as vertical bars, the receiver's ACK line and window edge as steps,
+// SACK blocks, and the Wireshark expert events as marks.
+
+import { useMemo } from "react";
+import type { FlowGraphProps } from "../flow/types";
+import { formatBytes } from "../format";
+import { ChartFrame } from "../frame/ChartFrame";
+import { EvidenceShading } from "../frame/Evidence";
+import { Legend, type LegendEntry } from "../frame/Legend";
+import { tcptraceHover } from "./hover";
+import {
+  ackLayer,
+  ackLine,
+  receiveWindowLayer,
+  sackLayer,
+  segmentsLayer,
+  sequenceExtent,
+  TCPTRACE_COLORS,
+  windowEdge,
+} from "./layers";
+import { MAX_SVG_MARKS, MarksSvg, marksCanvasLayer, marksInView } from "./MarksLayer";
+import {
+  countMarks,
+  MARK_STYLES,
+  type MarkKind,
+  markCountAttributes,
+  tcptraceMarks,
+} from "./marks";
+
+const LEGEND_MARKS: readonly { kind: MarkKind; shape: LegendEntry["shape"] }[] = [
+  { kind: "window_full", shape: "dot" },
+  { kind: "zero_window", shape: "dot" },
+  { kind: "duplicate_ack", shape: "tick" },
+  { kind: "zero_window_probe", shape: "dot" },
+  { kind: "out_of_order", shape: "dot" },
+  { kind: "lost_segment", shape: "tick" },
+];
+
+export function TcptraceGraph(props: FlowGraphProps) {
+  const { data, acks, view } = props;
+  const edge = useMemo(() => windowEdge(acks), [acks]);
+  const ackValues = useMemo(() => ackLine(acks), [acks]);
+  const marks = useMemo(() => tcptraceMarks(data, acks), [data, acks]);
+  const markTimes = useMemo(() => Float64Array.from(marks, (m) => m.time), [marks]);
+  const visible = useMemo(
+    () => marksInView(marks, markTimes, view.from, view.to),
+    [marks, markTimes, view.from, view.to],
+  );
+  const counts = useMemo(() => countMarks(visible), [visible]);
+  const yDomain = useMemo(
+    () => sequenceExtent(data, acks, edge, view.from, view.to),
+    [data, acks, edge, view.from, view.to],
+  );
+  const layers = useMemo(
+    () => [
+      receiveWindowLayer(acks, edge),
+      ackLayer(acks, ackValues),
+      sackLayer(acks),
+      segmentsLayer(data),
+      marksCanvasLayer(marks, markTimes),
+    ],
+    [data, acks, edge, ackValues, marks, markTimes],
+  );
+
+  const legend: LegendEntry[] = [
+    {
+      key: "data",
+      label: "Data segments",
+      color: TCPTRACE_COLORS.data,
+      shape: "bar",
+      meaning: "blue bar: bytes sent, from seq to seq + len",
+    },
+    {
+      key: "retransmission",
+      label: "Retransmissions",
+      color: TCPTRACE_COLORS.retransmission,
+      shape: "bar",
+      meaning: MARK_STYLES.retransmission.meaning,
+      count: counts.retransmission,
+    },
+    {
+      key: "ack",
+      label: "ACK",
+      color: TCPTRACE_COLORS.ack,
+      shape: "line",
+      meaning: "green step: data acknowledged by the receiver",
+    },
+    {
+      key: "window",
+      label: "Receive window (ack + rwnd)",
+      color: TCPTRACE_COLORS.window,
+      shape: "line",
+      meaning: "amber step: the highest byte the receiver allows the sender to send",
+    },
+    {
+      key: "sack",
+      label: "SACK blocks",
+      color: TCPTRACE_COLORS.sack,
+      shape: "bar",
+      meaning: "purple bar: data the receiver holds above a gap (RFC 2018)",
+    },
+    ...LEGEND_MARKS.map(({ kind, shape }) => ({
+      key: kind,
+      label: MARK_STYLES[kind].label,
+      color: MARK_STYLES[kind].color,
+      shape,
+      meaning: MARK_STYLES[kind].meaning,
+      count: counts[kind],
+    })),
+  ];
+
+  return (
+    <figure className="chart-figure" data-graph="tcptrace">
+      <ChartFrame
+        label={`Time-sequence graph (tcptrace) of ${props.senderLabel}`}
+        bounds={props.bounds}
+        view={view}
+        onViewChange={props.onViewChange}
+        yDomain={yDomain}
+        yLabel="relative sequence number (bytes)"
+        yTickFormat={formatBytes}
+        layers={layers}
+        annotations={(area) => (
+          <>
+            <EvidenceShading
+              ranges={props.evidence}
+              area={area}
+              onSelect={(r) => props.onViewChange(padded(r.from, r.to, props.bounds))}
+            />
+            {visible.length <= MAX_SVG_MARKS ? <MarksSvg marks={visible} area={area} /> : null}
+          </>
+        )}
+        nearest={(area, px, py) =>
+          tcptraceHover(area, px, py, visible, data, acks, ackValues, edge)
+        }
+        onPick={props.onPick}
+        dataAttributes={{
+          "data-testid": "graph-tcptrace",
+          ...markCountAttributes(counts),
+          "data-points": String(data.length + acks.length),
+        }}
+        {...(props.onDraw ? { onDraw: props.onDraw } : {})}
+      />
+      <Legend entries={legend} />
+    </figure>
+  );
+}
+
+/** A range with 10 % of air on each side, so the evidence is not glued to the edges. */
+export function padded(from: number, to: number, bounds: { from: number; to: number }) {
+  const pad = Math.max((to - from) * 0.1, 1e-4);
+  return { from: Math.max(bounds.from, from - pad), to: Math.min(bounds.to, to + pad) };
+}

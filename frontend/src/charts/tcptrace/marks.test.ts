@@ -1,0 +1,78 @@
+import { describe, expect, it } from "vitest";
+import { seriesFromColumns } from "../series/columns";
+import { countMarks, markCountAttributes, tcptraceMarks } from "./marks";
+import { sackBlocks } from "./sack";
+
+// Bits as the backend orders EVENT_NAMES: retransmission = 1, duplicate_ack = 64,
+// zero_window = 128, window_full = 1024.
+const data = seriesFromColumns("client_to_server", {
+  columns: {
+    time_s: [0, 0.1, 0.2, 0.3, 0.4],
+    frame: [1, 3, 5, 7, 9],
+    seq: [0, 1, 1449, 1, 2897],
+    payload_len: [0, 1448, 1448, 1448, 0],
+    flags: [0x02, 0x18, 0x10, 0x10, 0x11],
+    events: [0, 0, 1024, 1 | 2, 0],
+  },
+});
+const acks = seriesFromColumns("server_to_client", {
+  columns: {
+    time_s: [0.05, 0.15, 0.25, 0.35],
+    frame: [2, 4, 6, 8],
+    ack: [1, 1449, 1449, 2897],
+    window: [65535, 0, 2896, 65535],
+    flags: [0x12, 0x10, 0x10, 0x14],
+    events: [0, 128, 64, 0],
+    sack_count: [0, 0, 1, 0],
+    sack_left_0: [null, null, 2897, null],
+    sack_right_0: [null, null, 4345, null],
+  },
+});
+
+describe("tcptrace marks", () => {
+  const marks = tcptraceMarks(data, acks);
+
+  it("finds each event on the side Wireshark flags it", () => {
+    const byKind = (kind: string) => marks.filter((m) => m.kind === kind).map((m) => m.frame);
+    expect(byKind("window_full")).toEqual([5]);
+    expect(byKind("retransmission")).toEqual([7]);
+    expect(byKind("zero_window")).toEqual([4]);
+    expect(byKind("duplicate_ack")).toEqual([6]);
+    expect(byKind("syn")).toEqual([1]);
+    expect(byKind("fin")).toEqual([9]);
+    expect(byKind("rst")).toEqual([8]);
+  });
+
+  it("places data marks at the top of their segment and ACK marks on the ACK line", () => {
+    const full = marks.find((m) => m.kind === "window_full");
+    expect(full?.seq).toBe(2897);
+    const zero = marks.find((m) => m.kind === "zero_window");
+    expect(zero?.seq).toBe(1449);
+  });
+
+  it("is in time order and counts per kind, as data attributes", () => {
+    expect(marks.map((m) => m.time)).toEqual([...marks.map((m) => m.time)].sort((a, b) => a - b));
+    const counts = countMarks(marks);
+    expect(counts.window_full).toBe(1);
+    expect(counts.retransmission).toBe(1);
+    expect(markCountAttributes(counts)["data-window-full-count"]).toBe("1");
+    expect(markCountAttributes(counts)["data-duplicate-ack-count"]).toBe("1");
+  });
+
+  it("follows the server's own event order when it names one", () => {
+    const reordered = seriesFromColumns("client_to_server", {
+      columns: { time_s: [0], seq: [1], payload_len: [10], events: [1] },
+      event_kinds: ["window_full", "retransmission"],
+    });
+    const kinds = tcptraceMarks(reordered, acks)
+      .filter((m) => m.side === "data")
+      .map((m) => m.kind);
+    expect(kinds).toEqual(["window_full"]);
+  });
+});
+
+describe("SACK blocks", () => {
+  it("reads the blocks of the receiver's ACKs", () => {
+    expect(sackBlocks(acks)).toEqual([{ row: 2, time: 0.25, left: 2897, right: 4345 }]);
+  });
+});

@@ -1,0 +1,168 @@
+// The event marks of a tcptrace time-sequence graph: which rows carry which mark, where it sits and
+// what it means in words. The meanings follow Wireshark's tcp.analysis expert info (epan/dissectors/
+// packet-tcp.c) and tcptrace's graph conventions (trace.c: "R" retransmits red, SACKs purple,
+// duplicate ACK ticks, SYN/FIN/RST labels).
+
+import type { DirectionSeries } from "../series/columns";
+import { TCP_FIN, TCP_RST, TCP_SYN } from "../series/events";
+
+export type MarkKind =
+  | "retransmission"
+  | "window_full"
+  | "zero_window"
+  | "zero_window_probe"
+  | "duplicate_ack"
+  | "out_of_order"
+  | "lost_segment"
+  | "window_update"
+  | "syn"
+  | "fin"
+  | "rst";
+
+/** Which series a mark comes from: the data sender's or the receiver's (ACK) packets. */
+export type MarkSide = "data" | "ack";
+
+export interface Mark {
+  readonly kind: MarkKind;
+  readonly side: MarkSide;
+  /** Row in its side's series. */
+  readonly row: number;
+  readonly time: number;
+  /** Where on the sequence axis the mark sits. */
+  readonly seq: number;
+  readonly frame: number;
+}
+
+export interface MarkStyle {
+  readonly label: string;
+  readonly color: string;
+  readonly meaning: string;
+}
+
+// Colours: tcptrace's on a white background (its yellow window line is darkened to amber to stay
+// readable; its white data bars are Wireshark's blue).
+export const MARK_STYLES: Readonly<Record<MarkKind, MarkStyle>> = {
+  retransmission: {
+    label: "Retransmission",
+    color: "#d62728",
+    meaning: "red bar: the sender sent these bytes again (a segment was lost or thought lost)",
+  },
+  window_full: {
+    label: "Window full",
+    color: "#e8590c",
+    meaning:
+      "orange diamond: this segment filled the receiver's advertised window — the sender had to stop and wait",
+  },
+  zero_window: {
+    label: "Zero window",
+    color: "#c2255c",
+    meaning:
+      "crimson triangle: the receiver advertised a zero window — its buffer is full, sending stops",
+  },
+  zero_window_probe: {
+    label: "Zero-window probe",
+    color: "#862e9c",
+    meaning: "violet circle: the sender probes whether the receiver's window has opened again",
+  },
+  duplicate_ack: {
+    label: "Duplicate ACK",
+    color: "#7048e8",
+    meaning:
+      "violet tick: the receiver repeated its ACK — data after a gap arrived (loss or reordering)",
+  },
+  out_of_order: {
+    label: "Out of order",
+    color: "#f783ac",
+    meaning: "pink bar: this segment arrived with a lower sequence number than one seen before",
+  },
+  lost_segment: {
+    label: "Previous segment not captured",
+    color: "#868e96",
+    meaning:
+      "grey mark: a sequence gap before this segment — the capture missed it or it was lost upstream",
+  },
+  window_update: {
+    label: "Window update",
+    color: "#2b8a3e",
+    meaning: "green circle: the receiver only opened its window (no new data acknowledged)",
+  },
+  syn: { label: "SYN", color: "#e67700", meaning: "SYN: the sender opens the connection" },
+  fin: { label: "FIN", color: "#e67700", meaning: "FIN: the sender has no more data to send" },
+  rst: { label: "RST", color: "#c92a2a", meaning: "RST: the connection was reset (aborted)" },
+};
+
+const DATA_EVENT_KINDS = [
+  "retransmission",
+  "window_full",
+  "zero_window_probe",
+  "out_of_order",
+  "lost_segment",
+] as const;
+const ACK_EVENT_KINDS = ["zero_window", "duplicate_ack", "window_update"] as const;
+
+/**
+ * Every mark of one direction's time-sequence graph. `data` is the direction being graphed, `acks`
+ * the reverse direction (its ACKs, windows and SACKs describe the receiver of `data`).
+ */
+export function tcptraceMarks(data: DirectionSeries, acks: DirectionSeries): Mark[] {
+  const marks: Mark[] = [];
+  for (let i = 0; i < data.length; i++) {
+    const events = data.events[i] as number;
+    const flags = data.flags[i] as number;
+    const seq = data.seq[i] as number;
+    const base = {
+      side: "data" as const,
+      row: i,
+      time: data.time[i] as number,
+      frame: data.frame[i] as number,
+    };
+    if (events !== 0) {
+      for (const kind of DATA_EVENT_KINDS) {
+        if (events & data.eventBits[kind]) {
+          // A retransmission is drawn by colouring its bar; the mark sits at the bar's top.
+          marks.push({ ...base, kind, seq: seq + (data.payloadLen[i] as number) });
+        }
+      }
+    }
+    if (flags & TCP_SYN) marks.push({ ...base, kind: "syn", seq });
+    if (flags & TCP_FIN) marks.push({ ...base, kind: "fin", seq });
+    if (flags & TCP_RST) marks.push({ ...base, kind: "rst", seq });
+  }
+  for (let i = 0; i < acks.length; i++) {
+    const events = acks.events[i] as number;
+    const base = {
+      side: "ack" as const,
+      row: i,
+      time: acks.time[i] as number,
+      frame: acks.frame[i] as number,
+    };
+    if (events !== 0) {
+      for (const kind of ACK_EVENT_KINDS) {
+        if (events & acks.eventBits[kind])
+          marks.push({ ...base, kind, seq: acks.ack[i] as number });
+      }
+    }
+    if ((acks.flags[i] as number) & TCP_RST)
+      marks.push({ ...base, kind: "rst", seq: acks.ack[i] as number });
+  }
+  marks.sort((a, b) => a.time - b.time);
+  return marks;
+}
+
+export function countMarks(marks: readonly Mark[]): Record<MarkKind, number> {
+  const counts = Object.fromEntries(Object.keys(MARK_STYLES).map((k) => [k, 0])) as Record<
+    MarkKind,
+    number
+  >;
+  for (const mark of marks) counts[mark.kind]++;
+  return counts;
+}
+
+/** Data attribute names for the counts (`data-window-full-count`), read by the browser tests. */
+export function markCountAttributes(counts: Record<MarkKind, number>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [kind, n] of Object.entries(counts)) {
+    out[`data-${kind.replaceAll("_", "-")}-count`] = String(n);
+  }
+  return out;
+}
