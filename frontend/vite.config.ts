@@ -1,12 +1,13 @@
 import react from "@vitejs/plugin-react";
 import { defineConfig } from "vitest/config";
+import { wiregasmAssets } from "./wiregasm.vite.ts";
 
 // `make dev` runs the API on TCPLENS_DEV_API (default http://127.0.0.1:8000) and this dev server in
 // front of it: the SPA with hot reload, /api proxied, so the browser sees one origin as in production.
 const api = process.env.TCPLENS_DEV_API ?? "http://127.0.0.1:8000";
 
 export default defineConfig({
-  plugins: [react()],
+  plugins: [react(), wiregasmAssets()],
   server: {
     host: "127.0.0.1",
     port: 5173,

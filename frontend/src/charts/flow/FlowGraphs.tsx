@@ -2,7 +2,7 @@
 // Every choice is a prop that the page keeps in the URL (graph, direction, from, to).
 
 import { useCallback, useMemo, useRef } from "react";
-import { formatDuration } from "../format";
+import { formatDuration } from "../../format/units";
 import { download, frameToPng, frameToSvg } from "../frame/exportImage";
 import type { HoverItem } from "../frame/types";
 import { InflightGraph } from "../inflight/InflightGraph";
@@ -15,7 +15,7 @@ import { ThroughputGraph } from "../throughput/ThroughputGraph";
 import { clampView, type TimeView } from "../view";
 import { evidenceRanges, type FindingEvidence } from "./evidence";
 import type { FlowGraphProps } from "./types";
-import { useFlowSeries } from "./useFlowSeries";
+import type { SeriesState } from "./useFlowSeries";
 
 export const GRAPHS = {
   tcptrace: { label: "Time-sequence (tcptrace)", component: TcptraceGraph },
@@ -34,7 +34,7 @@ export function isGraphKind(value: string | null): value is GraphKind {
 export const MAX_POINTS = 16_000;
 
 export interface FlowGraphsProps {
-  readonly capturePath: string;
+  readonly series: SeriesState;
   readonly flowId: number;
   readonly graph: GraphKind;
   readonly direction: Direction;
@@ -51,7 +51,7 @@ export interface FlowGraphsProps {
 }
 
 export function FlowGraphs(props: FlowGraphsProps) {
-  const state = useFlowSeries(props.capturePath, props.flowId, props.view, MAX_POINTS);
+  const state = props.series;
   const figureRef = useRef<HTMLDivElement>(null);
   const { onView, onPickFrame } = props;
 

@@ -36,7 +36,7 @@ describe("evidence ranges", () => {
 
   it("labels zero window by duration, loss by retransmissions, idle by median gap and count", () => {
     expect(evidenceRanges([finding("receiver_app", [[0.1, 1.3]])], 3, data, acks)[0]?.label).toBe(
-      "zero window 1.200 s",
+      "zero window 1.2 s",
     );
     expect(evidenceRanges([finding("loss", [[0, 2]])], 3, data, acks)[0]?.label).toBe(
       "retransmissions ×1",

@@ -1,7 +1,7 @@
 // A finding's evidence as ranges on the flow's time axis, labelled with the numbers of the marks
 // the range holds ("window full ×420", "zero window 1.20 s", "idle 200 ms × 8").
 
-import { formatDuration } from "../format";
+import { formatDuration } from "../../format/units";
 import { lowerBound, upperBound } from "../lod/visibleRange";
 import type { DirectionSeries } from "../series/columns";
 import type { EventName } from "../series/events";
@@ -83,9 +83,7 @@ export function evidenceRanges(
   const out: EvidenceRange[] = [];
   for (const finding of findings) {
     if (!finding.flows.includes(flowId)) continue;
-    const ranges = (finding.evidence.time_ranges_s ?? [])
-      .filter((r) => r.length >= 2 && Number.isFinite(r[0]) && Number.isFinite(r[1]))
-      .map((r) => [r[0] as number, r[1] as number] as [number, number]);
+    const ranges = timeRanges(finding.evidence.time_ranges_s);
     if (ranges.length === 0) continue;
     const label = evidenceLabel(finding, ranges, data, acks);
     ranges.forEach(([from, to], k) => {
@@ -97,6 +95,18 @@ export function evidenceRanges(
         severity: finding.severity,
       });
     });
+  }
+  return out;
+}
+
+/** `evidence.time_ranges_s` as pairs of finite numbers; anything else in it is ignored. */
+export function timeRanges(value: unknown): [number, number][] {
+  if (!Array.isArray(value)) return [];
+  const out: [number, number][] = [];
+  for (const r of value) {
+    if (Array.isArray(r) && typeof r[0] === "number" && typeof r[1] === "number") {
+      if (Number.isFinite(r[0]) && Number.isFinite(r[1])) out.push([r[0], r[1]]);
+    }
   }
   return out;
 }

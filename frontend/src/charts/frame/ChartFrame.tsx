@@ -16,7 +16,7 @@ import {
   useRef,
   useState,
 } from "react";
-import { formatSecondsTick } from "../format";
+import { formatSecondsTick } from "../numbers";
 import {
   boxView,
   MIN_SPAN_S,

@@ -1,11 +1,12 @@
 import { useMemo } from "react";
+import { formatBytes, formatDuration } from "../../format/units";
 import type { FlowGraphProps } from "../flow/types";
-import { formatBytes, formatBytesExact, formatDuration, formatRate } from "../format";
 import { ChartFrame } from "../frame/ChartFrame";
 import { EvidenceShading } from "../frame/Evidence";
 import { Legend } from "../frame/Legend";
 import { closest } from "../frame/nearest";
 import { visibleRange } from "../lod/visibleRange";
+import { formatBytesExact, formatRate } from "../numbers";
 import { minRtt } from "../rtt/kinds";
 import { ackLine } from "../tcptrace/layers";
 import { padded } from "../tcptrace/TcptraceGraph";

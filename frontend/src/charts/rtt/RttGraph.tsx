@@ -1,6 +1,6 @@
 import { useMemo } from "react";
+import { formatDuration } from "../../format/units";
 import type { FlowGraphProps } from "../flow/types";
-import { formatDuration } from "../format";
 import { ChartFrame } from "../frame/ChartFrame";
 import { EvidenceShading } from "../frame/Evidence";
 import { Legend } from "../frame/Legend";

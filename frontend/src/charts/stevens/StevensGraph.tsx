@@ -1,11 +1,12 @@
 import { useMemo } from "react";
+import { formatBytes } from "../../format/units";
 import type { FlowGraphProps } from "../flow/types";
-import { formatBytes, formatBytesExact } from "../format";
 import { ChartFrame } from "../frame/ChartFrame";
 import { EvidenceShading } from "../frame/Evidence";
 import { Legend } from "../frame/Legend";
 import { closest } from "../frame/nearest";
 import { visibleRange } from "../lod/visibleRange";
+import { formatBytesExact } from "../numbers";
 import { padded } from "../tcptrace/TcptraceGraph";
 import { STEVENS_COLORS, stevensLayer } from "./layers";
 

@@ -3,8 +3,8 @@
 // SACK blocks, and the Wireshark expert events as marks.
 
 import { useMemo } from "react";
+import { formatBytes } from "../../format/units";
 import type { FlowGraphProps } from "../flow/types";
-import { formatBytes } from "../format";
 import { ChartFrame } from "../frame/ChartFrame";
 import { EvidenceShading } from "../frame/Evidence";
 import { Legend, type LegendEntry } from "../frame/Legend";

@@ -1,10 +1,10 @@
 // What the pointer is over on the time-sequence graph, in words: a mark first (they are the
 // evidence), then a data segment, then the ACK / window lines.
 
-import { formatBytesExact } from "../format";
 import { closest, PICK_RADIUS_PX } from "../frame/nearest";
 import type { HoverItem, PlotArea } from "../frame/types";
 import { lowerBound, visibleRange } from "../lod/visibleRange";
+import { formatBytesExact } from "../numbers";
 import type { DirectionSeries } from "../series/columns";
 import { TCPTRACE_COLORS } from "./layers";
 import { MARK_STYLES, type Mark } from "./marks";

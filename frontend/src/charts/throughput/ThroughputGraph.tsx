@@ -1,11 +1,12 @@
 import { useMemo } from "react";
+import { formatDuration } from "../../format/units";
 import type { FlowGraphProps } from "../flow/types";
-import { formatDuration, formatRate } from "../format";
 import { ChartFrame } from "../frame/ChartFrame";
 import { EvidenceShading } from "../frame/Evidence";
 import { Legend } from "../frame/Legend";
 import { MARGIN } from "../frame/types";
 import { lowerBound } from "../lod/visibleRange";
+import { formatRate } from "../numbers";
 import { ackLine } from "../tcptrace/layers";
 import { padded } from "../tcptrace/TcptraceGraph";
 import { advanceRate, bytesSentCumulative, niceBinWidth } from "./bins";

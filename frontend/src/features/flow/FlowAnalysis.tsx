@@ -1,0 +1,87 @@
+// The body of the flow page: the graphs with the findings' evidence on them and, below, the
+// packets of the flow dissected by Wireshark in the browser. All view state is in the URL.
+
+import { useCallback, useMemo } from "react";
+import { useSearchParams } from "react-router";
+import { type CaptureScope, scopePath } from "../../api/scope";
+import type { FindingEvidence } from "../../charts/flow/evidence";
+import { FlowGraphs, MAX_POINTS } from "../../charts/flow/FlowGraphs";
+import { useFlowSeries } from "../../charts/flow/useFlowSeries";
+import { flowFilter } from "../../wiregasm/filters";
+import { PacketDetails } from "../../wiregasm/PacketDetails";
+import { busiestDirection, type FlowView, readFlowView, writeFlowView } from "./flowView";
+
+/** What the page reads of the API's flow (FlowOut). */
+export interface FlowFacts {
+  readonly client: string;
+  readonly server: string;
+  readonly summary?: Readonly<Record<string, unknown>>;
+}
+
+function frameRange(state: ReturnType<typeof useFlowSeries>): [number, number] | null {
+  if (state.status !== "ready") return null;
+  let first = Number.POSITIVE_INFINITY;
+  let last = 0;
+  for (const s of [state.overview.client_to_server, state.overview.server_to_client]) {
+    for (const f of [s.frame[0], s.frame[s.length - 1]]) {
+      if (f === undefined || !(f > 0)) continue;
+      first = Math.min(first, f);
+      last = Math.max(last, f);
+    }
+  }
+  return Number.isFinite(first) ? [first, last] : null;
+}
+
+export function FlowAnalysis(props: {
+  scope: CaptureScope;
+  flowId: number;
+  flow: FlowFacts | undefined;
+  findings: readonly FindingEvidence[];
+}) {
+  const [params, setParams] = useSearchParams();
+  const flowView = readFlowView(params, busiestDirection(props.flow?.summary));
+  const capturePath = `/api/v1${scopePath(props.scope)}`;
+  const series = useFlowSeries(capturePath, props.flowId, flowView.view, MAX_POINTS);
+
+  // Zoom and pan replace the history entry (a wheel gesture is not fifty back-button steps);
+  // choosing a graph, a direction or a packet pushes one.
+  const change = useCallback(
+    (next: Partial<FlowView>, replace: boolean) =>
+      setParams((old) => writeFlowView(old, next), { replace, preventScrollReset: true }),
+    [setParams],
+  );
+
+  const range = frameRange(series);
+  const filter = useMemo(
+    () =>
+      props.flow ? flowFilter(props.flow.client, props.flow.server, range?.[0], range?.[1]) : null,
+    [props.flow, range?.[0], range?.[1]],
+  );
+  const rtt = props.flow?.summary?.handshake_rtt_ms;
+
+  return (
+    <div className="flow-analysis">
+      <FlowGraphs
+        series={series}
+        flowId={props.flowId}
+        graph={flowView.graph}
+        direction={flowView.direction}
+        view={flowView.view}
+        onGraph={(graph) => change({ graph }, false)}
+        onDirection={(direction) => change({ direction }, false)}
+        onView={(view) => change({ view }, true)}
+        client={props.flow?.client ?? "client"}
+        server={props.flow?.server ?? "server"}
+        handshakeRtt={typeof rtt === "number" ? rtt / 1000 : Number.NaN}
+        findings={props.findings}
+        onPickFrame={(frame) => change({ frame }, false)}
+      />
+      <PacketDetails
+        capturePath={capturePath}
+        filter={filter}
+        selected={flowView.frame}
+        onSelect={(frame) => change({ frame }, false)}
+      />
+    </div>
+  );
+}
