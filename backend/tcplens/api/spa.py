@@ -17,6 +17,11 @@ _PACKAGED_DIST = Path(tcplens.__file__).resolve().parent / "spa"
 
 # Vite puts content-hashed files under assets/: they never change, so browsers may keep them.
 _IMMUTABLE = "public, max-age=31536000, immutable"
+# Wiregasm (the in-browser Wireshark) lives under wiregasm/<version>/, as immutable as assets/. Its
+# WebAssembly module and data package ship gzip-compressed only (19 MB instead of 69 MB) and are sent
+# as they are with Content-Encoding: gzip, which every browser accepts.
+_VERSIONED_DIRS = ("assets", "wiregasm")
+_PRECOMPRESSED = {".wasm": "application/wasm", ".data": "application/octet-stream"}
 
 
 def default_spa_dir() -> Path:
@@ -44,8 +49,20 @@ def install(app: FastAPI, spa_dir: Path) -> None:
                 f"no index.html in {root}; build it with `make run` or `npm run build`"
             )
         candidate = (root / path).resolve()
+        gzipped = candidate.with_name(candidate.name + ".gz")
+        if (
+            path
+            and candidate.suffix in _PRECOMPRESSED
+            and gzipped.is_file()
+            and gzipped.is_relative_to(root / "wiregasm")
+        ):
+            return FileResponse(
+                gzipped,
+                media_type=_PRECOMPRESSED[candidate.suffix],
+                headers={"Cache-Control": _IMMUTABLE, "Content-Encoding": "gzip"},
+            )
         if path and candidate.is_file() and candidate.is_relative_to(root):
-            immutable = candidate.is_relative_to(root / "assets")
+            immutable = any(candidate.is_relative_to(root / d) for d in _VERSIONED_DIRS)
             return FileResponse(
                 candidate, headers={"Cache-Control": _IMMUTABLE} if immutable else None
             )

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gzip
 from collections.abc import Iterator
 
 import pytest
@@ -10,6 +11,7 @@ from tcplens.main import create_app
 from tcplens.settings import Settings
 
 INDEX = "<!doctype html><title>tcplens</title><div id=root></div>"
+WASM = b"\x00asm\x01\x00\x00\x00" + bytes(100)
 
 
 @pytest.fixture
@@ -19,6 +21,10 @@ def spa_client(settings: Settings, engine: Engine) -> Iterator[TestClient]:
     (settings.spa_dir / "index.html").write_text(INDEX)
     (settings.spa_dir / "assets" / "index-abc123.js").write_text("console.log('tcplens')")
     (settings.spa_dir / "favicon.svg").write_text("<svg/>")
+    wiregasm = settings.spa_dir / "wiregasm" / "1.9.1"
+    wiregasm.mkdir(parents=True)
+    (wiregasm / "wiregasm.wasm.gz").write_bytes(gzip.compress(WASM))
+    (wiregasm / "wiregasm.js").write_text("var loadWiregasm;")
     (settings.spa_dir.parent / "secret.txt").write_text("outside the SPA")
     with TestClient(create_app(settings, engine)) as client:
         yield client
@@ -62,3 +68,22 @@ def test_missing_build_is_a_clear_problem(client: TestClient) -> None:
     response = client.get("/")
     assert response.status_code == 404
     assert response.json()["code"] == "spa_not_built"
+
+
+def test_wiregasm_module_is_sent_precompressed_and_cached_forever(spa_client: TestClient) -> None:
+    response = spa_client.get("/wiregasm/1.9.1/wiregasm.wasm")
+    assert response.status_code == 200
+    assert response.headers["content-encoding"] == "gzip"
+    assert response.headers["content-type"] == "application/wasm"
+    assert "immutable" in response.headers["cache-control"]
+    assert response.content == WASM  # the client decodes Content-Encoding
+    script = spa_client.get("/wiregasm/1.9.1/wiregasm.js")
+    assert script.text == "var loadWiregasm;"
+    assert "immutable" in script.headers["cache-control"]
+    csp = script.headers["content-security-policy"]
+    assert "'wasm-unsafe-eval'" in csp and "worker-src 'self' blob:" in csp
+    assert "'unsafe-eval'" not in csp.replace("'wasm-unsafe-eval'", "")
+
+
+def test_a_missing_wiregasm_file_falls_back_to_index(spa_client: TestClient) -> None:
+    assert spa_client.get("/wiregasm/1.9.1/wiregasm.data").text == INDEX
