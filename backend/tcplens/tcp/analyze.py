@@ -31,9 +31,8 @@ def analyze_tcp(packets: PacketTable) -> TcpAnalysis:
     """
     start_ns = int(packets.ts_ns.min()) if len(packets) else 0
     fa = assign_flows(packets)
-    n_flows = fa.n_flows
-    segments, handshake, flow_order = build_segments(packets, fa)
-    rtt = rtt_samples(segments, handshake, n_flows, flow_order)
+    segments, handshake, flow_order, data_ack = build_segments(packets, fa)
+    rtt = rtt_samples(segments, handshake, flow_order, data_ack)
     flows = _flows(packets, fa, segments, handshake, rtt)
     zero = zero_window_spans(segments)
     gaps = idle_gaps(segments, flows.rtt_median_ns, flow_order)

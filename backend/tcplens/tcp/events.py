@@ -64,6 +64,8 @@ from tcplens.tcp.model import (
 I8 = npt.NDArray[np.int8]
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
+U8 = npt.NDArray[np.uint8]
+U16 = npt.NDArray[np.uint16]
 U32 = npt.NDArray[np.uint32]
 B = npt.NDArray[np.bool_]
 
@@ -76,32 +78,49 @@ MAX_WINDOW_SHIFT = 14  # RFC 7323 §2.3: larger shifts are treated as 14
 
 @dataclass(frozen=True)
 class PacketAnalysis:
-    """Per TCP packet (aligned with ``FlowAssignment.rows``) and per flow results."""
+    """Per-packet results laid out in segment order (``position``), and per-flow facts."""
 
+    packet_index: I64
+    frame: U32
+    time_ns: I64
+    flags: U16
+    payload_len: I64
     seq: I64  # relative, unwrapped
     ack: I64  # relative to the other direction's ISN (0 without the ACK flag)
     window: I64  # scaled advertised window (raw when the scale is unknown or on SYNs)
+    sack_count: U8
+    sack_left: I64  # (n, 4) relative like ``ack``, 0 for unused blocks
+    sack_right: I64
+    has_ts: B
+    ts_val: U32
+    ts_ecr: U32
     events: U32
     bytes_in_flight: I64
     window_headroom: I64
-    sack_left: I64  # (n, 4) relative like ``ack``, 0 for unused blocks
-    sack_right: I64
-    syn: I64  # per flow: packet index of the last pure SYN before the SYN/ACK, -1
+    syn: I64  # per flow: segment row of the last pure SYN before the SYN/ACK, -1
     synack: I64  # per flow: first SYN/ACK, -1
     handshake_ack: I64  # per flow: the client's first ACK after the SYN/ACK, -1
     window_scale: I8  # (n_flows, 2) client, server: 0..14, -1 unknown
     mss: I32  # (n_flows, 2): -1 absent
     sack_permitted: B  # per flow
+    rtt_ack: I64  # data → ACK samples (segment rows): the acknowledging packet ...
+    rtt_sent: I64  # ... and the data segment it times
 
 
-def analyze_events(packets: PacketTable, fa: FlowAssignment) -> PacketAnalysis:
-    """Run the per-packet state machine over the capture's TCP packets (see module doc)."""
+def analyze_events(packets: PacketTable, fa: FlowAssignment, position: I64) -> PacketAnalysis:
+    """Run the per-packet state machine over the capture's TCP packets (see module doc).
+
+    ``position[i]`` is the segment row of TCP packet ``i``; every per-packet output is written
+    there directly, so laying the series out by flow direction costs no extra gathers.
+    """
     isn = np.stack([fa.isn_client, fa.isn_server], axis=1)
     r = _kernel(
         fa.rows,
         fa.flow,
         fa.direction,
+        position,
         isn,
+        packets.frame,
         packets.ts_ns,
         packets.tcp_seq,
         packets.tcp_ack,
@@ -114,6 +133,9 @@ def analyze_events(packets: PacketTable, fa: FlowAssignment) -> PacketAnalysis:
         packets.sack_count,
         packets.sack_left,
         packets.sack_right,
+        packets.has_ts,
+        packets.ts_val,
+        packets.ts_ecr,
     )
     return PacketAnalysis(*r)
 
@@ -123,7 +145,9 @@ def _kernel(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     rows,
     flow,
     direction,
+    position,
     isn,
+    frame_no,
     ts_ns,
     tcp_seq,
     tcp_ack,
@@ -136,9 +160,37 @@ def _kernel(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     opt_sack_count,
     opt_sack_left,
     opt_sack_right,
+    opt_has_ts,
+    opt_ts_val,
+    opt_ts_ecr,
 ):
     n = rows.shape[0]
     nf = isn.shape[0]
+    out_row = np.empty(n, np.int64)
+    out_frame = np.empty(n, np.uint32)
+    out_time = np.empty(n, np.int64)
+    out_flags = np.empty(n, np.uint16)
+    out_len = np.empty(n, np.int64)
+    out_sack_count = np.empty(n, np.uint8)
+    out_has_ts = np.empty(n, np.bool_)
+    out_ts_val = np.empty(n, np.uint32)
+    out_ts_ecr = np.empty(n, np.uint32)
+    # Karn bookkeeping: per direction a FIFO (linked through q_next) of the segments that
+    # advanced the sequence space and are not yet cumulatively acknowledged
+    q_start = np.empty(n, np.int64)
+    q_end = np.empty(n, np.int64)
+    q_time = np.empty(n, np.int64)
+    q_pos = np.empty(n, np.int64)
+    q_next = np.empty(n, np.int64)
+    q_ambiguous = np.zeros(n, np.bool_)
+    q_sacked = np.zeros(n, np.bool_)
+    n_queued = 0
+    q_head = np.full((nf, 2), -1, np.int64)
+    q_tail = np.full((nf, 2), -1, np.int64)
+    sack_cursor = np.full((nf, 2), -1, np.int64)
+    rtt_ack = np.empty(n, np.int64)
+    rtt_sent = np.empty(n, np.int64)
+    n_rtt = 0
     out_seq = np.empty(n, np.int64)
     out_ack = np.zeros(n, np.int64)
     out_win = np.empty(n, np.int64)
@@ -183,15 +235,25 @@ def _kernel(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     sacks = np.zeros((nf, 2), np.int64)
     sack_lo = np.zeros((nf, 2, 4), np.int64)
     sack_hi = np.zeros((nf, 2, 4), np.int64)
-    for i in range(n):
-        r = rows[i]
-        f = flow[i]
-        fw = direction[i]
+    for j0 in range(n):
+        r = rows[j0]
+        f = flow[j0]
+        fw = direction[j0]
         rv = 1 - fw
+        i = position[j0]  # every per-packet output goes to the packet's segment row
         t = ts_ns[r]
         fl = tcp_flags[r]
         ln = np.int64(tcp_len[r])
         w = np.int64(tcp_window[r])
+        out_row[i] = r
+        out_frame[i] = frame_no[r]
+        out_time[i] = t
+        out_flags[i] = fl
+        out_len[i] = ln
+        out_sack_count[i] = min(opt_sack_count[r], 4)
+        out_has_ts[i] = opt_has_ts[r]
+        out_ts_val[i] = opt_ts_val[r]
+        out_ts_ecr[i] = opt_ts_ecr[r]
         is_ack = (fl & 0x10) != 0
         is_syn = (fl & 0x02) != 0
         syn_fin_rst = (fl & 0x07) != 0
@@ -360,6 +422,29 @@ def _kernel(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         # a zero-window probe does not advance the expected sequence number
         probe = (ev & ZERO_WINDOW_PROBE) != 0
         end = s + ln + (1 if syn_fin else 0)
+        if end > s and not probe:
+            if not has_nextseq[f, fw] or end > nextseq[f, fw]:
+                # new data (maybe partly resent): queue it for Karn's rule
+                q = n_queued
+                n_queued += 1
+                q_start[q] = s
+                q_end[q] = end
+                q_time[q] = t
+                q_pos[q] = i
+                q_next[q] = -1
+                q_ambiguous[q] = has_nextseq[f, fw] and s < nextseq[f, fw]
+                if q_tail[f, fw] >= 0:
+                    q_next[q_tail[f, fw]] = q
+                else:
+                    q_head[f, fw] = q
+                q_tail[f, fw] = q
+            else:
+                # sent again: every queued segment it overlaps is now ambiguous (Karn)
+                e = q_head[f, fw]
+                while e >= 0 and q_start[e] < end:
+                    if q_end[e] > s:
+                        q_ambiguous[e] = True
+                    e = q_next[e]
         if (not has_nextseq[f, fw] or end > nextseq[f, fw]) and not probe:
             if not has_nextseq[f, fw]:
                 first_seq[f, fw] = s
@@ -369,6 +454,41 @@ def _kernel(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         if (not has_maxseqtba[f, fw] or s == maxseqtobeacked[f, fw]) and not probe:
             maxseqtobeacked[f, fw] = nextseq[f, fw]
             has_maxseqtba[f, fw] = True
+
+        if is_ack:
+            # RTT (RFC 6298 Karn): an ACK that advances times the newest segment it covers,
+            # unless a segment in the newly covered range was sent more than once
+            if not has_maxack[f, fw] or a > maxack[f, fw]:
+                newest = -1
+                clean = True
+                e = q_head[f, rv]
+                while e >= 0 and q_end[e] <= a:
+                    newest = e
+                    clean = clean and not q_ambiguous[e]
+                    e = q_next[e]
+                q_head[f, rv] = e
+                if e < 0:
+                    q_tail[f, rv] = -1
+                if newest >= 0 and clean and t >= q_time[newest]:
+                    rtt_ack[n_rtt] = i
+                    rtt_sent[n_rtt] = q_pos[newest]
+                    n_rtt += 1
+            # SACK (RFC 2018 §4): the first block ends at the most recently received segment
+            if opt_sack_count[r] > 0 and out_sr[i, 0] > a:
+                right = out_sr[i, 0]
+                e = sack_cursor[f, rv]
+                if e < 0 or q_end[e] > right:
+                    e = q_head[f, rv]
+                while e >= 0 and q_end[e] < right:
+                    e = q_next[e]
+                if e >= 0:
+                    sack_cursor[f, rv] = e
+                    if q_end[e] == right and not q_ambiguous[e] and not q_sacked[e]:
+                        q_sacked[e] = True
+                        if t >= q_time[e]:
+                            rtt_ack[n_rtt] = i
+                            rtt_sent[n_rtt] = q_pos[e]
+                            n_rtt += 1
 
         win[f, fw] = w
         has_win[f, fw] = True
@@ -408,18 +528,29 @@ def _kernel(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     scale = np.where(ws == -2, np.int8(0), ws)
     sack_ok = sack_perm[:, 0] & sack_perm[:, 1]
     return (
+        out_row,
+        out_frame,
+        out_time,
+        out_flags,
+        out_len,
         out_seq,
         out_ack,
         out_win,
+        out_sack_count,
+        out_sl,
+        out_sr,
+        out_has_ts,
+        out_ts_val,
+        out_ts_ecr,
         events,
         bif,
         headroom,
-        out_sl,
-        out_sr,
         syn_idx,
         synack_idx,
         hsack_idx,
         scale,
         mss,
         sack_ok,
+        rtt_ack[:n_rtt].copy(),
+        rtt_sent[:n_rtt].copy(),
     )

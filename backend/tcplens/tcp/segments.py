@@ -38,48 +38,45 @@ class Handshake:
     sack_permitted: B
 
 
-def build_segments(packets: PacketTable, fa: FlowAssignment) -> tuple[Segments, Handshake, I64]:
-    """The per-direction series, the handshake facts and the ``(flow, frame)`` row order.
+def build_segments(
+    packets: PacketTable, fa: FlowAssignment
+) -> tuple[Segments, Handshake, I64, tuple[I64, I64]]:
+    """The per-direction series, the handshake facts, the ``(flow, frame)`` row order and the
+    data → ACK RTT pairs (acknowledging row, timed row).
 
-    The third value lists :class:`Segments` rows in capture order within each flow, which is
-    what time-ordered scans over a whole flow (idle gaps) need.
+    The row order lists :class:`Segments` rows in capture order within each flow, which is
+    what time-ordered scans over a whole flow (idle gaps, RTT sample order) need.
     """
-    pa: PacketAnalysis = analyze_events(packets, fa)
     n_flows = fa.n_flows
     key = fa.flow.astype(np.int64) * 2 + fa.direction
     perm, offsets, position = _counting_sort(key, 2 * n_flows)
-    rows = fa.rows[perm]
+    pa: PacketAnalysis = analyze_events(packets, fa, position)
     segments = Segments(
         offsets=offsets,
         flow=fa.flow[perm],
         direction=fa.direction[perm],
-        packet_index=rows,
-        frame=packets.frame[rows],
-        time_ns=packets.ts_ns[rows],
-        seq=pa.seq[perm],
-        payload_len=packets.tcp_payload_len[rows].astype(np.int64),
-        ack=pa.ack[perm],
-        window=pa.window[perm],
-        flags=packets.tcp_flags[rows],
-        sack_count=np.minimum(packets.sack_count[rows], 4),
-        sack_left=pa.sack_left[perm],
-        sack_right=pa.sack_right[perm],
-        has_ts=packets.has_ts[rows],
-        ts_val=packets.ts_val[rows],
-        ts_ecr=packets.ts_ecr[rows],
-        events=pa.events[perm],
-        bytes_in_flight=pa.bytes_in_flight[perm],
-        window_headroom=pa.window_headroom[perm],
+        packet_index=pa.packet_index,
+        frame=pa.frame,
+        time_ns=pa.time_ns,
+        seq=pa.seq,
+        payload_len=pa.payload_len,
+        ack=pa.ack,
+        window=pa.window,
+        flags=pa.flags,
+        sack_count=pa.sack_count,
+        sack_left=pa.sack_left,
+        sack_right=pa.sack_right,
+        has_ts=pa.has_ts,
+        ts_val=pa.ts_val,
+        ts_ecr=pa.ts_ecr,
+        events=pa.events,
+        bytes_in_flight=pa.bytes_in_flight,
+        window_headroom=pa.window_headroom,
     )
-
-    def seg_row(idx: I64) -> I64:
-        out: I64 = np.where(idx >= 0, position[np.maximum(idx, 0)], -1)
-        return out
-
     handshake = Handshake(
-        syn=seg_row(pa.syn),
-        synack=seg_row(pa.synack),
-        ack=seg_row(pa.handshake_ack),
+        syn=pa.syn,
+        synack=pa.synack,
+        ack=pa.handshake_ack,
         window_scale_client=pa.window_scale[:, 0].copy(),
         window_scale_server=pa.window_scale[:, 1].copy(),
         mss_client=pa.mss[:, 0].copy(),
@@ -89,7 +86,7 @@ def build_segments(packets: PacketTable, fa: FlowAssignment) -> tuple[Segments, 
     # capture order is flow-major once stably grouped by flow alone
     by_flow, _, _ = _counting_sort(fa.flow.astype(np.int64), n_flows)
     flow_order: I64 = position[by_flow]
-    return segments, handshake, flow_order
+    return segments, handshake, flow_order, (pa.rtt_ack, pa.rtt_sent)
 
 
 @numba.njit(cache=True)
