@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from lab import runner, session
-from lab.scenarios import catalogue
+from lab.catalogue import catalogue
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "out"
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from lab import ground_truth, netns, tcp_info
-from lab.scenarios import Scenario
+from lab.scenario import Scenario
 
 LAB_DIR = Path(__file__).resolve().parent
 FORWARDER_SRC = LAB_DIR / "forwarder.c"

@@ -19,8 +19,9 @@ ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "e2e"))
 
 from lab import netns, session  # noqa: E402
+from lab.catalogue import catalogue  # noqa: E402
 from lab.runner import LabCapture, make_capture  # noqa: E402
-from lab.scenarios import Scenario, catalogue  # noqa: E402
+from lab.scenario import Scenario  # noqa: E402
 
 CI_SCENARIOS = [s for s in catalogue() if s.ci]
 

@@ -17,6 +17,8 @@ import pytest
 from lab import netns
 from lab.runner import LabCapture
 
+from tcplens.capture import read_capture
+
 pytestmark = pytest.mark.lab
 
 E2E = Path(__file__).resolve().parents[3] / "e2e"
@@ -76,6 +78,24 @@ def test_tshark_sees_every_connection_and_the_transfer(lab_capture: LabCapture) 
         sent["server" if src_port == server_port else "client"] += int(length or 0)
     # Retransmissions only add: the unique payload is at least what the application sent.
     assert sent[entry["sender"]] >= sender_payload(entry)
+
+
+def test_tcplens_reader_reads_the_capture(lab_capture: LabCapture) -> None:
+    capture = read_capture(lab_capture.path)
+    entry = lab_capture.entry
+    assert capture.info.packets == entry["capture"]["packets"]
+    assert capture.info.link_types == (1,)
+    assert not capture.info.truncated
+    table = capture.packets
+    port = entry["app"]["port"]
+    from_server = table.src_port == port
+    is_tcp = table.ip_proto == 6
+    sender_rows = is_tcp & (from_server if entry["sender"] == "server" else table.dst_port == port)
+    assert int(table.tcp_payload_len[sender_rows].sum()) >= sender_payload(entry)
+    if entry["dns_delay_ms"] is not None:
+        # The reverse lookup of the server's literal, asked and answered.
+        ptr = capture.dns.qtype == 12
+        assert ptr.sum() == 2 and capture.dns.is_response[ptr].sum() == 1
 
 
 def test_kernel_ground_truth_agrees_with_the_expected_factor(lab_capture: LabCapture) -> None:

@@ -8,8 +8,8 @@ import threading
 from collections import defaultdict
 
 from lab import tcp_info
+from lab.catalogue import catalogue
 from lab.ground_truth import CHECKS
-from lab.scenarios import catalogue
 
 # DESIGN.md's FACTOR names.
 FACTORS = {
