@@ -149,7 +149,7 @@ def _transfer(
         ack_frame=seg.frame[acks].astype(np.int64),
         ack=seg.ack[acks],
         window=window.astype(np.int64),
-        ack_has_data=seg.payload_len[acks] > 0,
+        ack_payload=seg.payload_len[acks].astype(np.int64),
         rtt_t=(rtt.time_ns[r][mine] - origin) / 1e9,
         rtt_s=rtt.rtt_ns[r][mine] / 1e9,
         echo_t=(rtt.time_ns[r][echo] - origin) / 1e9,

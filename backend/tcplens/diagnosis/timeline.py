@@ -22,9 +22,12 @@ middle. In priority order:
    window was at most half of the largest one this receiver offered so far, the receiving
    application left data unread in its buffer (``receiver_app``); otherwise the buffer itself is
    too small for the path (``receiver_window``).
-4. the sender paused with everything acknowledged: it had nothing to send (``application``), or,
-   for pauses longer than ``idle_after(rtt)``, it was idle (not labelled: not time the transfer was
-   trying to move data).
+4. the sender paused with everything acknowledged: it had nothing to send. If the peer's
+   message that ended the pause carried content (a request, an HTTP response) and the sender
+   answered at once, the pause was a request/response exchange, one round trip (``latency``);
+   if the peer only sent an application-level acknowledgement (stop-and-wait), nothing, or the
+   sender took long to answer, its application held it (``application``). Pauses longer than
+   ``idle_after(rtt)`` are idle (not labelled: not time the transfer was trying to move data).
 5. the sender paused although ACKs freed room during the pause and data was still outstanding:
    the data was not in its socket buffer yet (``sender_buffer``: SO_SNDBUF too small, or writes too
    small — the kernel's tcpi_sndbuf_limited).
@@ -59,6 +62,16 @@ QUEUE_INFLATION_FLOOR_S = 0.002
 # Linux delays an ACK at least 40 ms (TCP_DELACK_MIN), Windows 200 ms, macOS 100 ms: a stall of
 # 25 ms beyond the round trip is a delayed ACK and not jitter.
 DELAYED_ACK_MIN_S = 0.025
+
+
+# An application-level acknowledgement ("ACK!", a 4-byte sequence number) is this small; the
+# smallest HTTP/1.1 response ("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n") is 38 bytes.
+APP_ACK_MAX_BYTES = 32
+
+
+def think_after(rtt_s: float) -> float:
+    """A sender answering later than this after the request arrived was busy (thinking)."""
+    return max(0.02, 0.5 * rtt_s)
 
 
 def pause_after(rtt_s: float) -> float:
@@ -180,7 +193,9 @@ def label_transfer(tr: Transfer, base_rtt: float) -> Intervals:
     # What the sender knew just before it resumed, and when segment i left.
     jitter = max(0.0005, 0.2 * tr.lag_s)
     resume_view = t1 - tr.lag_s - jitter
-    start_view = t0 - tr.lag_s
+    # Symmetrically, the ACK that released segment i counts as known when it left: the
+    # handshake's lag is only an estimate of the sender's reaction time.
+    start_view = t0 - tr.lag_s + jitter
     big = np.iinfo(np.int64).max // 4
     edge_v = _at(tr.ack_t, edge_cum, resume_view, big)
     ack_v = _at(tr.ack_t, ack_cum, resume_view, 0)
@@ -199,6 +214,8 @@ def label_transfer(tr: Transfer, base_rtt: float) -> Intervals:
     all_acked = ack_r >= high
     freed = (ack_v - ack_s) >= 2 * seg
     idle = paused & all_acked & ~blocked & (gap > idle_after(base_rtt))
+    answer, think, ack_woke = pause_causes(tr, t0, t1, base_rtt)
+    exchange = (answer > APP_ACK_MAX_BYTES) & (think <= think_after(base_rtt))
 
     # Loss recovery ranges: from each retransmission until the data outstanding then is acked.
     rtx_idx = np.flatnonzero(tr.retransmission)
@@ -216,7 +233,7 @@ def label_transfer(tr: Transfer, base_rtt: float) -> Intervals:
     ends_in_rtx = tr.retransmission[1:]
 
     flight = high - ack_s
-    restart = np.concatenate(([0], np.cumsum(idle)[:-1]))
+    restart = np.concatenate(([0], np.cumsum(paused & all_acked)[:-1]))
     flight_before = _running_max_by_group(flight, restart)
 
     rtt_now = rtt_at(tr, t0, base_rtt)
@@ -229,13 +246,18 @@ def label_transfer(tr: Transfer, base_rtt: float) -> Intervals:
     label = np.where(queued, f["bandwidth"], f["slow_start"]).astype(np.int8)
     label[lost_before & ~queued] = f["loss"]
     # Without loss the congestion window never shrinks, so a sender whose data in flight stays
-    # below what it already had in flight earlier (since its last idle restart, RFC 2861) was not
+    # below what it already had in flight earlier (since it last ran out of data: a new message
+    # may be written piecemeal, and an idle restart resets the window, RFC 2861) was not
     # held by its congestion window but by the data it had to send.
     # The receiver's window must have had room for that earlier flight too, or it is the window.
     room = (edge_v - ack_v) >= flight_before + 2 * seg
     label[(label == f["slow_start"]) & (flight < 0.9 * flight_before) & room] = f["sender_buffer"]
     label[paused & freed & ~all_acked] = f["sender_buffer"]
-    label[paused & all_acked] = f["application"]
+    waited = paused & all_acked
+    label[waited] = np.where(exchange[waited], f["latency"], f["application"])
+    # Nothing came from the peer, and the sender resumed the moment an ACK freed its buffer:
+    # it had more to send but no room to hold it (a full SO_SNDBUF wakes the writer on ACKs).
+    label[waited & (answer == 0) & ack_woke] = f["sender_buffer"]
     label[idle] = UNLABELLED
     label[blocked] = f["receiver_window"]
     label[starved] = f["receiver_app"]
@@ -245,6 +267,39 @@ def label_transfer(tr: Transfer, base_rtt: float) -> Intervals:
     stall_s = np.where(nagle, stall, gap)
     flow = np.full(n - 1, tr.flow, np.int64)
     return Intervals(flow, t0, t1, label, tr.frame[:-1], tr.frame[1:], stall_s)
+
+
+def pause_causes(tr: Transfer, t0: F64, t1: F64, base_rtt: float) -> tuple[I64, F64, B]:
+    """For each pause ``[t0, t1)``: what the peer sent during it, how long the sender took to
+    resume after the peer's last message, and whether the resume followed an ACK at once.
+
+    A message that carries content (more than an application-level acknowledgement of
+    ``APP_ACK_MAX_BYTES``) answered within ``think_after(rtt)`` is a request/response exchange,
+    one round trip (``latency``: a pooled HTTP connection asking for one object after another);
+    a tiny answer that only says "go on" is a stop-and-wait protocol, and a long wait after the
+    request is the sender's application thinking (both ``application``).
+    """
+    n = t0.size
+    answer = np.zeros(n, np.int64)
+    think = np.full(n, np.inf)
+    woke = np.zeros(n, np.bool_)
+    if tr.ack_t.size == 0 or n == 0:
+        return answer, think, woke
+    view_end = t1 - 0.8 * tr.lag_s
+    lo = np.searchsorted(tr.ack_t, t0 - tr.lag_s, side="right")
+    hi = np.searchsorted(tr.ack_t, view_end, side="right")
+    csum = np.concatenate(([0], np.cumsum(tr.ack_payload)))
+    answer = (csum[hi] - csum[lo]).astype(np.int64)
+    tolerance = max(0.001, 0.1 * base_rtt) + 0.2 * tr.lag_s
+    last = hi - 1
+    heard_any = np.where(last >= 0, tr.ack_t[np.maximum(last, 0)], -np.inf) + tr.lag_s
+    woke = (last >= lo) & (np.abs(t1 - heard_any) <= tolerance)
+    data_t = tr.ack_t[tr.ack_payload > 0]
+    if data_t.size:
+        k = np.searchsorted(data_t, view_end, side="right") - 1
+        heard = np.where(k >= 0, data_t[np.maximum(k, 0)], -np.inf) + tr.lag_s
+        think = t1 - heard
+    return answer, think, woke
 
 
 def nagle_stalls(tr: Transfer, base_rtt: float) -> tuple[B, F64]:

@@ -51,7 +51,7 @@ class Transfer:
     ack_frame: I64
     ack: I64  # relative to this sender's sequence space
     window: I64  # advertised window in bytes, scaled; -1 when the scale is unknown
-    ack_has_data: B  # the receiver's segment carried payload (a response, an application ack)
+    ack_payload: I64  # payload the receiver's segment carried (a response, an application ack)
     # round-trip time samples of this direction's data (data -> ACK), seconds
     rtt_t: F64
     rtt_s: F64
@@ -64,6 +64,11 @@ class Transfer:
     def payload_bytes(self) -> int:
         """Unique payload bytes: highest sequence sent, not counting retransmissions twice."""
         return int(self.seq_end.max() - self.seq.min()) if self.seq.size else 0
+
+    @property
+    def ack_has_data(self) -> B:
+        has: B = self.ack_payload > 0
+        return has
 
     @property
     def window_known(self) -> bool:

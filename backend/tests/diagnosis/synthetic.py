@@ -21,7 +21,7 @@ def transfer(
     *,
     lag_s: float = 0.0,
     mss: int = SEG,
-    ack_has_data: list[bool] | None = None,
+    ack_payload: list[int] | None = None,
     rtt: tuple[list[float], list[float]] = ([], []),
 ) -> Transfer:
     t_a = np.asarray(t, np.float64)
@@ -47,7 +47,7 @@ def transfer(
         ack_frame=frames[n:],
         ack=np.asarray(ack, np.int64),
         window=np.asarray(window, np.int64),
-        ack_has_data=np.asarray(ack_has_data if ack_has_data else [False] * m, np.bool_),
+        ack_payload=np.asarray(ack_payload if ack_payload else [0] * m, np.int64),
         rtt_t=np.asarray(rtt[0], np.float64),
         rtt_s=np.asarray(rtt[1], np.float64),
         echo_t=np.zeros(0),
