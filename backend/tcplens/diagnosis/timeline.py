@@ -19,7 +19,7 @@ middle. In priority order:
    (RFC 896, RFC 1122 §4.2.3.4). See ``rules/nagle_delayed_ack.py``.
 3. window-blocked: the highest byte sent reaches the right edge the receiver advertised (ack +
    window, as the sender knew it just before it resumed) to within one segment. If the advertised
-   window was at most half of the largest one this receiver offered so far, the receiving
+   window was below 3/4 of the largest one this receiver offered so far, the receiving
    application left data unread in its buffer (``receiver_app``); otherwise the buffer itself is
    too small for the path (``receiver_window``).
 4. the sender paused with everything acknowledged: it had nothing to send. If the peer's
@@ -63,6 +63,12 @@ QUEUE_INFLATION_FLOOR_S = 0.002
 # 25 ms beyond the round trip is a delayed ACK and not jitter.
 DELAYED_ACK_MIN_S = 0.025
 
+
+# A receiver whose application keeps up advertises its whole buffer on every ACK (the window
+# only moves by rounding to the window scale); one whose window is below 3/4 of the largest it
+# offered holds unread data. slow_reader_get_10ms_v6 (reads every 40 ms) offers 57-64 % of its
+# largest window after each read; rcvbuf_locked_download stays at 100 %.
+UNREAD_WINDOW = 0.75
 
 # An application-level acknowledgement ("ACK!", a 4-byte sequence number) is this small; the
 # smallest HTTP/1.1 response ("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n") is 38 bytes.
@@ -195,7 +201,7 @@ def label_transfer(tr: Transfer, base_rtt: float) -> Intervals:
     resume_view = t1 - tr.lag_s - jitter
     # Symmetrically, the ACK that released segment i counts as known when it left: the
     # handshake's lag is only an estimate of the sender's reaction time.
-    start_view = t0 - tr.lag_s + jitter
+    start_view = t0 - tr.lag_s + max(0.0005, 0.05 * tr.lag_s)
     big = np.iinfo(np.int64).max // 4
     edge_v = _at(tr.ack_t, edge_cum, resume_view, big)
     ack_v = _at(tr.ack_t, ack_cum, resume_view, 0)
@@ -209,7 +215,7 @@ def label_transfer(tr: Transfer, base_rtt: float) -> Intervals:
     winmax_v = _at(tr.ack_t, win_max, resume_view, 0)
 
     blocked = edge_v - high < seg
-    starved = blocked & (win_v * 2 <= winmax_v)
+    starved = blocked & (win_v < UNREAD_WINDOW * winmax_v)
     paused = gap > pause_after(base_rtt)
     all_acked = ack_r >= high
     freed = (ack_v - ack_s) >= 2 * seg
@@ -235,6 +241,13 @@ def label_transfer(tr: Transfer, base_rtt: float) -> Intervals:
     flight = high - ack_s
     restart = np.concatenate(([0], np.cumsum(paused & all_acked)[:-1]))
     flight_before = _running_max_by_group(flight, restart)
+    # The largest flight two round trips earlier, in the same run: a congestion window that
+    # nothing cut grows every round trip (doubling in slow start, at least a segment in
+    # congestion avoidance), so a largest flight that stopped growing was not its doing.
+    flight_upto = np.maximum(flight_before, flight)
+    earlier = np.searchsorted(t0, t0 - 2.0 * base_rtt, side="right") - 1
+    comparable = (earlier >= 0) & (restart[np.maximum(earlier, 0)] == restart) & (base_rtt > 0)
+    stalled = comparable & (flight_upto - flight_upto[np.maximum(earlier, 0)] < seg)
 
     rtt_now = rtt_at(tr, t0, base_rtt)
     base = min(base_rtt, float(np.min(rtt_now))) if rtt_now.size else base_rtt
@@ -251,7 +264,8 @@ def label_transfer(tr: Transfer, base_rtt: float) -> Intervals:
     # held by its congestion window but by the data it had to send.
     # The receiver's window must have had room for that earlier flight too, or it is the window.
     room = (edge_v - ack_v) >= flight_before + 2 * seg
-    label[(label == f["slow_start"]) & (flight < 0.9 * flight_before) & room] = f["sender_buffer"]
+    held = ((flight < 0.9 * flight_before) | stalled) & room
+    label[(label == f["slow_start"]) & held] = f["sender_buffer"]
     label[paused & freed & ~all_acked] = f["sender_buffer"]
     waited = paused & all_acked
     label[waited] = np.where(exchange[waited], f["latency"], f["application"])

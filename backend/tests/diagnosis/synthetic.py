@@ -56,17 +56,22 @@ def transfer(
 
 
 def window_rounds(
-    rounds: int, per_round: int, rtt: float, windows: list[int] | None = None
+    rounds: int,
+    per_round: int,
+    rtt: float,
+    windows: list[int] | None = None,
+    ack_lead: float = 5e-5,
 ) -> Transfer:
     """A sender that sends ``per_round`` segments back to back each round trip and waits: the
     ACK for a round arrives just before the next round starts, advertising ``windows[r]``
-    (default: exactly one round's worth — the window is the limit)."""
+    (default: exactly one round's worth — the window is the limit). The ACK arrives
+    ``ack_lead`` seconds before the next round leaves."""
     r = np.repeat(np.arange(rounds), per_round)
     k = np.tile(np.arange(per_round), rounds)
     t = r * rtt + k * 1e-4
     seq = 1 + (r * per_round + k) * SEG
     # The first "ACK" is the handshake's, announcing the first window.
-    ack_t = np.concatenate(([-rtt / 2], (np.arange(rounds) + 1) * rtt - 5e-5))
+    ack_t = np.concatenate(([-rtt / 2], (np.arange(rounds) + 1) * rtt - ack_lead))
     ack = np.concatenate(([1], 1 + (np.arange(rounds) + 1) * per_round * SEG))
     win = np.asarray(windows if windows is not None else [per_round * SEG] * rounds, np.int64)
     win = np.concatenate((win[:1], win))

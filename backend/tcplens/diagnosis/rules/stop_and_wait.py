@@ -35,6 +35,7 @@ from tcplens.diagnosis.finding import Factor, Finding
 CODE = "stop-and-wait"
 FACTOR: Factor = "application"
 MIN_SHARE = 0.2
+MIN_TURNS = 3  # one long pause is a slow answer, not a protocol that waits after every message
 
 
 def detect(ctx: Context) -> list[Finding]:
@@ -53,6 +54,8 @@ def detect(ctx: Context) -> list[Finding]:
         return []
     mine = ft.spans.take(ft.spans.flow == worst)
     turns = int(mine.t0.size)
+    if turns < MIN_TURNS:
+        return []
     mean_turn = float(mine.duration.mean())
     answered = int(tr.ack_has_data.sum())
     per_turn = tr.payload_bytes / max(turns, 1)
