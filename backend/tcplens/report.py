@@ -159,7 +159,20 @@ def analyse_capture(
 ) -> tuple[TcpAnalysis, dict[str, Any]]:
     """The TCP analysis and the report of one capture: the web worker stores both (the report's
     rows in PostgreSQL, the analysis's per-flow series as files)."""
+    from tcplens.diagnosis import diagnose
     from tcplens.tcp.analyze import analyze_tcp
 
     analysis = analyze_tcp(capture.packets)
-    return analysis, compose_report(capture, analysis, with_events=with_events)
+    diagnosis = diagnose(capture, analysis)
+    verdicts: dict[int, tuple[str | None, dict[str, float]]] = {
+        flow: (v.limiting_factor, {str(k): x for k, x in v.factor_shares.items()})
+        for flow, v in diagnosis.flows.items()
+    }
+    report = compose_report(
+        capture,
+        analysis,
+        findings=diagnosis.findings_json(),
+        verdicts=verdicts,
+        with_events=with_events,
+    )
+    return analysis, report

@@ -34,11 +34,13 @@ class Diagnosis:
 def diagnose(capture: Capture, analysis: TcpAnalysis) -> Diagnosis:
     """Findings and per-flow verdicts for one capture (DESIGN.md ``findings``, ``limiting_factor``
     and ``factor_shares``)."""
-    conns = connections(analysis)
+    # The same origin as the report's ``start_s`` numbers, so evidence ranges line up with them.
+    origin = capture.info.first_ts_ns
+    if origin is None:
+        origin = analysis.capture_start_ns
+    conns = connections(analysis, origin)
     labelled = [label_connection(c) for c in conns]
-    ctx = Context(
-        conns, Intervals.concat(labelled), dns_exchanges(capture, analysis.capture_start_ns)
-    )
+    ctx = Context(conns, Intervals.concat(labelled), dns_exchanges(capture, origin))
     findings: list[Finding] = []
     for rule in RULES:
         findings.extend(rule.detect(ctx))

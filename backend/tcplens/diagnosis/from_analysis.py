@@ -49,11 +49,11 @@ def sender_lag(syn_rtt_ns: int, synack_rtt_ns: int, sender_is_client: bool) -> f
     return part / 1e9 if part >= 0 else None
 
 
-def connections(analysis: TcpAnalysis) -> list[Connection]:
-    """One :class:`Connection` per flow; flows beyond ``MAX_LABELLED_CONNECTIONS`` (the
-    smallest by payload) keep their timing but carry no transfers."""
+def connections(analysis: TcpAnalysis, origin: int) -> list[Connection]:
+    """One :class:`Connection` per flow, times in seconds since ``origin`` (ns); flows beyond
+    ``MAX_LABELLED_CONNECTIONS`` (the smallest by payload) keep their timing but carry no
+    transfers."""
     flows, seg, rtt = analysis.flows, analysis.segments, analysis.rtt
-    origin = analysis.capture_start_ns
     n = len(flows)
     payload = flows.bytes_c2s + flows.bytes_s2c
     keep = np.zeros(n, np.bool_)
@@ -74,7 +74,7 @@ def connections(analysis: TcpAnalysis) -> list[Connection]:
         if keep[f]:
             r = slice(int(rtt_bounds[f]), int(rtt_bounds[f + 1]))
             for d in (0, 1):
-                tr = _transfer(analysis, f, d, r, syn_rtt, synack_rtt)
+                tr = _transfer(analysis, origin, f, d, r, syn_rtt, synack_rtt)
                 if tr is not None:
                     transfers.append(tr)
         syn_ns = int(flows.syn_ns[f])
@@ -102,10 +102,9 @@ def connections(analysis: TcpAnalysis) -> list[Connection]:
 
 
 def _transfer(
-    analysis: TcpAnalysis, f: int, d: int, r: slice, syn_rtt: int, synack_rtt: int
+    analysis: TcpAnalysis, origin: int, f: int, d: int, r: slice, syn_rtt: int, synack_rtt: int
 ) -> Transfer | None:
     flows, seg, rtt = analysis.flows, analysis.segments, analysis.rtt
-    origin = analysis.capture_start_ns
     sent = seg.slice_of(f, d)
     data = np.flatnonzero(seg.payload_len[sent] > 0) + sent.start
     if data.size == 0:

@@ -2,7 +2,7 @@
 
 What it detects
     Time in which the sender had filled the receiver's advertised window while that window was
-    at most half of the largest one the receiver had offered before (down to zero): the
+    below 3/4 of the largest one the receiver had offered before (down to zero): the
     receiver's buffer was full of data its application had not read yet. The window then opens
     in steps when the application reads (Wireshark's ``window_update``), or stays at zero and the
     sender probes it (``zero_window_probe``).
@@ -16,7 +16,7 @@ What to do
     or processing (hand data to a worker), or read more often.
 
 Thresholds
-    "Half of the largest window offered so far" is a ratio of the receiver's own numbers, so it
+    "3/4 of the largest window offered so far" is a ratio of the receiver's own numbers, so it
     holds for any buffer size and RTT; it is a running maximum so that a window still growing by
     autotuning early in a transfer is not mistaken for a full buffer. On zero_window_slow_reader
     (8 KB buffer, 4 KB read every 30 ms) 69 % of the time is labelled this way; on
@@ -31,6 +31,7 @@ from tcplens.diagnosis import wording as w
 from tcplens.diagnosis.context import Context, evidence_of
 from tcplens.diagnosis.finding import Factor, Finding
 from tcplens.diagnosis.measure import delivered_bytes, of_transfer
+from tcplens.diagnosis.timeline import UNREAD_WINDOW
 
 CODE = "receiver-app-slow"
 FACTOR: Factor = "receiver_app"
@@ -55,7 +56,7 @@ def detect(ctx: Context) -> list[Finding]:
     known = tr.window[tr.window >= 0]
     largest = int(known.max()) if known.size else 0
     zero = np.flatnonzero(tr.window == 0)
-    small = np.flatnonzero((tr.window >= 0) & (tr.window * 2 <= largest))
+    small = np.flatnonzero((tr.window >= 0) & (tr.window < UNREAD_WINDOW * largest))
     got = delivered_bytes(tr, mine) / max(float(mine.duration.sum()), 1e-9)
     rtt = conn.min_rtt_s
     total = sum(ft.seconds[f] for f in flows)
@@ -69,7 +70,7 @@ def detect(ctx: Context) -> list[Finding]:
         f"For {w.duration(ft.seconds[worst])} of flow {worst}'s "
         f"{w.duration(conn.end_s - conn.start_s)}, {tr.receiver} had data in its buffer that its "
         f"application had not read: of a receive window of up to {w.size(largest)} it {closed} "
-        f"({small.size} of its {tr.window.size} ACKs offered half the window or less), and "
+        f"({small.size} of its {tr.window.size} ACKs offered less than three quarters of it), and "
         f"{tr.sender} had to wait for it to read. Data moved at {w.rate(got)} during that time, "
         "the pace at which the application consumed it"
     )

@@ -71,7 +71,8 @@ def detect(ctx: Context) -> list[Finding]:
     receiver_host = tr.receiver.rsplit(":", 1)[0]
     no_scaling = tr.window_scale == 0
     why = (
-        " Window scaling was not negotiated in the handshake, so the window cannot exceed 64 KB."
+        " The receiver announced no window scaling (shift 0) in its handshake, so no buffer"
+        " could make it advertise more than 64 KB on this connection."
         if no_scaling
         else ""
     )
