@@ -205,6 +205,7 @@ def dns_exchanges(capture: Capture, origin_ns: int) -> list[DnsExchange]:
                 qtype=int(dns.qtype[q]),
                 client=endpoint(addr, 0).rsplit(":", 1)[0].strip("[]"),
                 answers=tuple(answers[i]) if i < len(answers) else (),
+                rcode=int(dns.rcode[i]),
             )
         )
     for key, q in pending.items():

@@ -123,3 +123,4 @@ class DnsExchange:
     qtype: int  # 1 A, 28 AAAA, 12 PTR, ...
     client: str  # address that asked
     answers: tuple[str, ...]  # A/AAAA addresses in the answer
+    rcode: int = 0  # 0 NOERROR, 2 SERVFAIL, 3 NXDOMAIN (RFC 1035 §4.1.1)

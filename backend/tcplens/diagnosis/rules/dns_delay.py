@@ -39,6 +39,7 @@ MIN_WAIT_S = 0.1
 LOOKBACK_S = 30.0
 CHAIN_GAP_S = 1.0
 PTR = 12
+RCODE_NAMES = {2: "SERVFAIL", 3: "NXDOMAIN", 5: "REFUSED"}
 
 
 def reverse_name_address(qname: str) -> str | None:
@@ -112,6 +113,8 @@ def detect(ctx: Context) -> list[Finding]:
                 parts.append(f"a lookup of {d.qname} got no answer in {took}")
             else:
                 parts.append(f"a lookup of {d.qname} took {took}")
+            if d.rcode in RCODE_NAMES:
+                parts[-1] += f" and failed ({RCODE_NAMES[d.rcode]})"
         summary = (
             f"Before connecting to {conn.server}, {conn.client_host} waited "
             f"{w.duration(wait)} for DNS: " + "; ".join(parts) + "."
