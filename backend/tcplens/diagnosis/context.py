@@ -9,7 +9,7 @@ import numpy as np
 
 from tcplens.diagnosis.finding import SEVERITY_RANK, Evidence, Factor, Severity, severity_for_share
 from tcplens.diagnosis.timeline import Intervals
-from tcplens.diagnosis.transfer import Connection, DnsExchange, Transfer
+from tcplens.diagnosis.transfer import F64, Connection, DnsExchange, FlowFacts, Transfer
 
 MAX_RANGES = 20  # evidence time ranges per finding: enough to jump to, few enough to read
 MAX_FRAMES = 50
@@ -27,18 +27,19 @@ class FactorTime:
 
 @dataclass
 class Context:
-    connections: list[Connection]
-    spans: Intervals  # labelled time of every connection
+    facts: FlowFacts  # every flow
+    connections: list[Connection]  # the flows labelled period by period
+    spans: Intervals  # their labelled time
     dns: list[DnsExchange]
     # flows whose setup and slow start another finding (no connection reuse) already accounts for
     claimed_by_setup: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.by_flow = {c.flow: c for c in self.connections}
-        self.active_s = _union_length(
-            [(c.start_s, c.end_s) for c in self.connections]
-            + [(d.query_t, d.answer_t) for d in self.dns if d.answer_t is not None]
-        )
+        answered = [d for d in self.dns if d.answer_t is not None]
+        starts = np.concatenate((self.facts.start_s, [d.query_t for d in answered]))
+        ends = np.concatenate((self.facts.end_s, [d.answer_t or 0.0 for d in answered]))
+        self.active_s = _union_length(starts, ends)
 
     def factor_time(self, factor: Factor) -> FactorTime:
         sp = self.spans.take(self.spans.of(factor))
@@ -66,14 +67,14 @@ class Context:
         return max(conn.transfers, key=lambda tr: tr.payload_bytes)
 
 
-def _union_length(ranges: list[tuple[float, float]]) -> float:
-    if not ranges:
+def _union_length(starts: F64, ends: F64) -> float:
+    """Total length of the union of the intervals ``[starts[i], ends[i]]``."""
+    if starts.size == 0:
         return 0.0
-    arr = np.array(ranges, np.float64).reshape(-1, 2)
-    arr = arr[np.argsort(arr[:, 0], kind="stable")]
-    ends = np.maximum.accumulate(arr[:, 1])
-    starts = np.maximum(arr[:, 0], np.concatenate(([-np.inf], ends[:-1])))
-    return float(np.clip(ends - starts, 0.0, None).sum() if arr.size else 0.0)
+    order = np.argsort(starts, kind="stable")
+    s, e = starts[order], np.maximum.accumulate(ends[order])
+    covered_from = np.maximum(s, np.concatenate(([-np.inf], e[:-1])))
+    return float(np.clip(e - covered_from, 0.0, None).sum())
 
 
 def evidence_of(

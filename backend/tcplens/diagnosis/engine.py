@@ -8,7 +8,7 @@ from typing import Any
 from tcplens.capture.table import Capture
 from tcplens.diagnosis.context import Context
 from tcplens.diagnosis.finding import FACTORS, Factor, Finding, importance_order
-from tcplens.diagnosis.from_analysis import connections, dns_exchanges
+from tcplens.diagnosis.from_analysis import connections, dns_exchanges, flow_facts
 from tcplens.diagnosis.rules import RULES, round_trip_bound
 from tcplens.diagnosis.timeline import Intervals, factor_shares, label_connection
 from tcplens.tcp.model import TcpAnalysis
@@ -38,16 +38,19 @@ def diagnose(capture: Capture, analysis: TcpAnalysis) -> Diagnosis:
     origin = capture.info.first_ts_ns
     if origin is None:
         origin = analysis.capture_start_ns
-    conns = connections(analysis, origin)
+    facts = flow_facts(analysis, origin)
+    conns = connections(analysis, origin, facts)
     labelled = [label_connection(c) for c in conns]
-    ctx = Context(conns, Intervals.concat(labelled), dns_exchanges(capture, origin))
+    ctx = Context(facts, conns, Intervals.concat(labelled), dns_exchanges(capture, origin))
     findings: list[Finding] = []
     for rule in RULES:
         findings.extend(rule.detect(ctx))
-    verdicts = {
-        conn.flow: _verdict(factor_shares(conn, spans), conn.flow in ctx.claimed_by_setup)
+    # Flows not labelled (no payload, or beyond the labelling bound) have no verdict.
+    verdicts = dict.fromkeys(facts.id.tolist(), FlowVerdict(None, {}))
+    verdicts.update(
+        (conn.flow, _verdict(factor_shares(conn, spans), conn.flow in ctx.claimed_by_setup))
         for conn, spans in zip(conns, labelled, strict=True)
-    }
+    )
     # "Already efficient" is only worth saying when nothing worse was found.
     if any(f.severity in ("high", "medium") for f in findings):
         findings = [f for f in findings if f.code != round_trip_bound.CODE]

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tcplens.capture.table import ACK, Capture
-from tcplens.diagnosis.transfer import I64, B, Connection, DnsExchange, Transfer
+from tcplens.diagnosis.transfer import F64, I64, B, Connection, DnsExchange, FlowFacts, Transfer
 from tcplens.tcp.model import (
     CLIENT_TO_SERVER,
     KEEP_ALIVE,
@@ -27,7 +27,7 @@ from tcplens.tcp.model import (
 # Above this many connections with data, only the largest are labelled period by period (the
 # cross-flow rules still see every connection): a bound on time for hostile or huge captures,
 # and the long tail of tiny flows cannot be what made a transfer slow.
-MAX_LABELLED_CONNECTIONS = 2000
+MAX_LABELLED_CONNECTIONS = 300
 
 
 def endpoint(addr16: npt.NDArray[np.uint8], port: int) -> str:
@@ -49,52 +49,71 @@ def sender_lag(syn_rtt_ns: int, synack_rtt_ns: int, sender_is_client: bool) -> f
     return part / 1e9 if part >= 0 else None
 
 
-def connections(analysis: TcpAnalysis, origin: int) -> list[Connection]:
-    """One :class:`Connection` per flow, times in seconds since ``origin`` (ns); flows beyond
-    ``MAX_LABELLED_CONNECTIONS`` (the smallest by payload) keep their timing but carry no
-    transfers."""
-    flows, seg, rtt = analysis.flows, analysis.segments, analysis.rtt
+def flow_facts(analysis: TcpAnalysis, origin: int) -> FlowFacts:
+    """Per-flow timing and endpoints of every flow, vectorised over flows (times in seconds
+    since ``origin``, in ns)."""
+    flows, seg = analysis.flows, analysis.segments
     n = len(flows)
-    payload = flows.bytes_c2s + flows.bytes_s2c
-    keep = np.zeros(n, np.bool_)
-    keep[np.argsort(-payload, kind="stable")[:MAX_LABELLED_CONNECTIONS]] = True
-    keep &= payload > 0
+
+    def secs(ns: I64) -> F64:
+        out: F64 = np.where(ns >= 0, (ns - origin) / 1e9, np.nan)
+        return out
+
+    data = seg.payload_len > 0
+    last_ns = np.full(n, -1, np.int64)
+    np.maximum.at(last_ns, seg.flow[data].astype(np.int64), seg.time_ns[data])
+    hs = flows.handshake_rtt_ns
+    return FlowFacts(
+        id=flows.id.astype(np.int64),
+        start_s=(flows.start_ns - origin) / 1e9,
+        end_s=(flows.end_ns - origin) / 1e9,
+        syn_s=secs(flows.syn_ns),
+        established_s=secs(flows.handshake_ack_ns),
+        handshake_rtt_s=np.where(hs >= 0, hs / 1e9, np.nan),
+        last_data_s=secs(last_ns),
+        payload=(flows.bytes_c2s + flows.bytes_s2c).astype(np.int64),
+        first_frame=flows.first_frame.astype(np.int64),
+        client_addr=flows.client_addr,
+        client_port=flows.client_port,
+        server_addr=flows.server_addr,
+        server_port=flows.server_port,
+    )
+
+
+def connections(analysis: TcpAnalysis, origin: int, facts: FlowFacts) -> list[Connection]:
+    """A :class:`Connection` with its transfers for the flows worth labelling period by period:
+    those with payload, the ``MAX_LABELLED_CONNECTIONS`` largest when there are more."""
+    flows, rtt = analysis.flows, analysis.rtt
+    n = len(flows)
+    order = np.argsort(-facts.payload, kind="stable")[:MAX_LABELLED_CONNECTIONS]
+    chosen = np.sort(order[facts.payload[order] > 0])
     rtt_bounds = np.searchsorted(rtt.flow, np.arange(n + 1), side="left")
 
-    def secs(ns: int) -> float | None:
-        return (ns - origin) / 1e9 if ns >= 0 else None
+    def maybe(x: float) -> float | None:
+        return None if np.isnan(x) else float(x)
 
     out: list[Connection] = []
-    for f in range(n):  # per connection; every step inside is vectorised over its segments
+    for f in chosen.tolist():  # per labelled connection; each step inside is vectorised
         syn_rtt = int(flows.handshake_syn_rtt_ns[f])
         synack_rtt = int(flows.handshake_synack_rtt_ns[f])
-        hs = int(flows.handshake_rtt_ns[f])
-        established = secs(int(flows.handshake_ack_ns[f]))
-        transfers: list[Transfer] = []
-        if keep[f]:
-            r = slice(int(rtt_bounds[f]), int(rtt_bounds[f + 1]))
-            for d in (0, 1):
-                tr = _transfer(analysis, origin, f, d, r, syn_rtt, synack_rtt)
-                if tr is not None:
-                    transfers.append(tr)
-        syn_ns = int(flows.syn_ns[f])
-        syn_frame = None
-        if syn_ns >= 0:
-            cs = seg.slice_of(f, CLIENT_TO_SERVER)
-            hit = np.flatnonzero(seg.time_ns[cs] == syn_ns)
-            syn_frame = int(seg.frame[cs][hit[0]]) if hit.size else None
+        r = slice(int(rtt_bounds[f]), int(rtt_bounds[f + 1]))
+        transfers = [
+            tr
+            for d in (0, 1)
+            if (tr := _transfer(analysis, origin, f, d, r, syn_rtt, synack_rtt)) is not None
+        ]
         out.append(
             Connection(
-                flow=int(flows.id[f]),
-                client=endpoint(flows.client_addr[f], int(flows.client_port[f])),
-                server=endpoint(flows.server_addr[f], int(flows.server_port[f])),
-                start_s=(int(flows.start_ns[f]) - origin) / 1e9,
-                end_s=(int(flows.end_ns[f]) - origin) / 1e9,
-                syn_s=secs(syn_ns),
-                established_s=established,
-                handshake_rtt_s=hs / 1e9 if hs >= 0 else None,
-                first_frame=int(flows.first_frame[f]),
-                syn_frame=syn_frame,
+                flow=int(facts.id[f]),
+                client=endpoint(facts.client_addr[f], int(facts.client_port[f])),
+                server=endpoint(facts.server_addr[f], int(facts.server_port[f])),
+                start_s=float(facts.start_s[f]),
+                end_s=float(facts.end_s[f]),
+                syn_s=maybe(float(facts.syn_s[f])),
+                established_s=maybe(float(facts.established_s[f])),
+                handshake_rtt_s=maybe(float(facts.handshake_rtt_s[f])),
+                first_frame=int(facts.first_frame[f]),
+                syn_frame=int(facts.first_frame[f]) if not np.isnan(facts.syn_s[f]) else None,
                 transfers=tuple(transfers),
             )
         )

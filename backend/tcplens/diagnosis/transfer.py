@@ -112,6 +112,33 @@ class Connection:
 
 
 @dataclass(frozen=True)
+class FlowFacts:
+    """Per-flow facts of every flow, as arrays (one row per flow, in flow-id order).
+
+    The cross-flow rules (connection reuse, DNS) read these, so they cost the same for ten flows
+    or a hundred thousand; endpoints are formatted as text only for the flows a finding names.
+    Absent times are NaN.
+    """
+
+    id: I64
+    start_s: F64
+    end_s: F64
+    syn_s: F64
+    established_s: F64
+    handshake_rtt_s: F64
+    last_data_s: F64  # the flow's last segment with payload, NaN without any
+    payload: I64  # unique payload bytes, both directions
+    first_frame: I64
+    client_addr: npt.NDArray[np.uint8]  # (F, 16), IPv4 as IPv4-mapped IPv6
+    client_port: npt.NDArray[np.uint16]
+    server_addr: npt.NDArray[np.uint8]
+    server_port: npt.NDArray[np.uint16]
+
+    def __len__(self) -> int:
+        return int(self.id.shape[0])
+
+
+@dataclass(frozen=True)
 class DnsExchange:
     """A DNS query and its answer (if captured)."""
 

@@ -3,18 +3,31 @@ views from real captures; see test_lab.py)."""
 
 from __future__ import annotations
 
+import ipaddress
+
+import numpy as np
+
 from tcplens.diagnosis.context import Context
 from tcplens.diagnosis.rules import dns_delay
 from tcplens.diagnosis.timeline import Intervals
-from tcplens.diagnosis.transfer import Connection, DnsExchange
+from tcplens.diagnosis.transfer import DnsExchange, FlowFacts
 
 
-def _conn(syn_s: float) -> Connection:
-    return Connection(
-        flow=1, client="10.77.0.1:49624", server="10.77.0.2:80", start_s=syn_s,
-        end_s=syn_s + 0.13, syn_s=syn_s, established_s=syn_s + 0.021, handshake_rtt_s=0.021,
-        first_frame=5, syn_frame=5, transfers=(),
+def _v4(a: str) -> np.ndarray:
+    return np.frombuffer(ipaddress.IPv6Address(f"::ffff:{a}").packed, np.uint8)
+
+
+def _ctx(syn_s: float, dns: list[DnsExchange]) -> Context:
+    """One connection 10.77.0.1:49624 → 10.77.0.2:80 whose SYN is frame 5 at ``syn_s``."""
+    f = np.array
+    facts = FlowFacts(
+        id=f([1]), start_s=f([syn_s]), end_s=f([syn_s + 0.13]), syn_s=f([syn_s]),
+        established_s=f([syn_s + 0.021]), handshake_rtt_s=f([0.021]),
+        last_data_s=f([syn_s + 0.12]), payload=f([102400]), first_frame=f([5]),
+        client_addr=_v4("10.77.0.1")[None, :], client_port=f([49624], np.uint16),
+        server_addr=_v4("10.77.0.2")[None, :], server_port=f([80], np.uint16),
     )  # fmt: skip
+    return Context(facts, [], Intervals.concat([]), dns)
 
 
 def _ptr_then_a(answer_after: float) -> list[DnsExchange]:
@@ -28,7 +41,7 @@ def _ptr_then_a(answer_after: float) -> list[DnsExchange]:
 
 
 def test_reverse_lookup_of_an_ip_literal_is_called_out_with_the_wait() -> None:
-    ctx = Context([_conn(3.0446)], Intervals.concat([]), _ptr_then_a(1.52))
+    ctx = _ctx(3.0446, _ptr_then_a(1.52))
     (finding,) = dns_delay.detect(ctx)
     assert finding.factor == "dns"
     assert finding.severity == "high"
@@ -41,7 +54,7 @@ def test_reverse_lookup_of_an_ip_literal_is_called_out_with_the_wait() -> None:
 
 
 def test_fast_lookups_are_not_a_finding() -> None:
-    ctx = Context([_conn(0.05)], Intervals.concat([]), _ptr_then_a(0.02))
+    ctx = _ctx(0.05, _ptr_then_a(0.02))
     assert dns_delay.detect(ctx) == []
 
 
@@ -49,7 +62,7 @@ def test_lookups_from_another_host_do_not_count() -> None:
     other = [
         DnsExchange(0.0, 1.5, 1, 2, "example.org", 1, "10.77.0.9", ("10.77.0.2",)),
     ]
-    assert dns_delay.detect(Context([_conn(1.6)], Intervals.concat([]), other)) == []
+    assert dns_delay.detect(_ctx(1.6, other)) == []
 
 
 def test_reverse_names_map_back_to_addresses() -> None:

@@ -26,6 +26,11 @@ def diagnosed(name: str) -> Diagnosis:
     return diagnose(capture, analyze_tcp(capture.packets))
 
 
+@cache
+def dns_decoded(name: str) -> bool:
+    return bool(read_capture(LAB / f"{name}.pcap").dns.packet_index.size)
+
+
 def finding(name: str, code: str) -> Finding | None:
     return next((f for f in diagnosed(name).findings if f.code == code), None)
 
@@ -33,6 +38,10 @@ def finding(name: str, code: str) -> Finding | None:
 @pytest.mark.parametrize("name", sorted(MANIFEST) or ["lab captures absent"])
 def test_first_finding_is_the_expected_factor(name: str) -> None:
     require(LAB)
+    if MANIFEST[name]["expected_primary_factor"] == "dns" and not dns_decoded(name):
+        # The reader's DNS table lands separately (reader branch f807977); until then the
+        # capture has no DNS messages to reason on. Turns into a plain pass once it is there.
+        pytest.xfail("the reader does not decode DNS yet: Capture.dns is empty")
     findings = diagnosed(name).findings
     assert findings, f"{name}: no finding"
     assert findings[0].factor == MANIFEST[name]["expected_primary_factor"], [

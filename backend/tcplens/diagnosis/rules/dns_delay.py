@@ -31,6 +31,7 @@ import numpy as np
 from tcplens.diagnosis import wording as w
 from tcplens.diagnosis.context import Context
 from tcplens.diagnosis.finding import Evidence, Factor, Finding
+from tcplens.diagnosis.from_analysis import endpoint
 from tcplens.diagnosis.transfer import DnsExchange
 
 CODE = "dns-delay"
@@ -38,6 +39,7 @@ FACTOR: Factor = "dns"
 MIN_WAIT_S = 0.1
 LOOKBACK_S = 30.0
 CHAIN_GAP_S = 1.0
+MAX_CONNECTIONS = 1000
 PTR = 12
 RCODE_NAMES = {2: "SERVFAIL", 3: "NXDOMAIN", 5: "REFUSED"}
 
@@ -70,26 +72,32 @@ def detect(ctx: Context) -> list[Finding]:
         return []
     findings: list[Finding] = []
     used: set[int] = set()
-    # Per connection with a SYN; DNS exchanges are few, connections are filtered to those with a
-    # query from their client in the 30 s before them.
+    fx = ctx.facts
     qt = np.array([d.query_t for d in ctx.dns], np.float64)
-    for conn in ctx.connections:
-        if conn.syn_s is None:
-            continue
-        lo, hi = np.searchsorted(qt, [conn.syn_s - LOOKBACK_S, conn.syn_s], side="left")
-        if lo == hi:
-            continue
-        server = conn.server_host
+    # Connections with a query in the 30 s before their SYN; DNS messages are few, so the walk
+    # below touches only those (at most MAX_CONNECTIONS of them, in time order).
+    syn = fx.syn_s
+    has_syn = ~np.isnan(syn)
+    lo_all = np.searchsorted(qt, np.where(has_syn, syn - LOOKBACK_S, np.inf), side="left")
+    hi_all = np.searchsorted(qt, np.where(has_syn, syn, -np.inf), side="left")
+    candidates = np.flatnonzero(has_syn & (hi_all > lo_all))
+    candidates = candidates[np.argsort(syn[candidates], kind="stable")][:MAX_CONNECTIONS]
+    for row in candidates.tolist():
+        lo, hi = int(lo_all[row]), int(hi_all[row])
+        syn_s = float(syn[row])
+        client_host = endpoint(fx.client_addr[row], 0).rsplit(":", 1)[0].strip("[]")
+        server_ep = endpoint(fx.server_addr[row], int(fx.server_port[row]))
+        server = server_ep.rsplit(":", 1)[0].strip("[]")
         related: list[tuple[DnsExchange, float]] = []
-        for i in range(int(hi) - 1, int(lo) - 1, -1):  # newest first, to follow the chain back
+        for i in range(hi - 1, lo - 1, -1):  # newest first, to follow the chain back
             d = ctx.dns[i]
-            if i in used or d.client != conn.client_host:
+            if i in used or d.client != client_host:
                 continue
-            end = d.answer_t if d.answer_t is not None else conn.syn_s
-            if end > conn.syn_s + 1e-6:
+            end = d.answer_t if d.answer_t is not None else syn_s
+            if end > syn_s + 1e-6:
                 continue
             about = server in d.answers or reverse_name_address(d.qname) == server
-            chained = conn.syn_s - end < CHAIN_GAP_S or any(
+            chained = syn_s - end < CHAIN_GAP_S or any(
                 d2.query_t - end < CHAIN_GAP_S for d2, _ in related
             )
             if about or chained:
@@ -115,8 +123,9 @@ def detect(ctx: Context) -> list[Finding]:
                 parts.append(f"a lookup of {d.qname} took {took}")
             if d.rcode in RCODE_NAMES:
                 parts[-1] += f" and failed ({RCODE_NAMES[d.rcode]})"
+        flow = int(fx.id[row])
         summary = (
-            f"Before connecting to {conn.server}, {conn.client_host} waited "
+            f"Before connecting to {server_ep}, {client_host} waited "
             f"{w.duration(wait)} for DNS: " + "; ".join(parts) + "."
         )
         if reverse:
@@ -137,18 +146,18 @@ def detect(ctx: Context) -> list[Finding]:
         frames = sorted(
             {d.query_frame for d, _ in related}
             | {d.answer_frame for d, _ in related if d.answer_frame is not None}
-            | {conn.syn_frame or conn.first_frame}
+            | {int(fx.first_frame[row])}
         )
         findings.append(
             Finding(
                 code=CODE,
                 factor=FACTOR,
                 severity=ctx.severity(wait),
-                title=f"DNS delay: {w.duration(wait)} before connecting to {conn.server}",
+                title=f"DNS delay: {w.duration(wait)} before connecting to {server_ep}",
                 summary=summary,
                 fix=fix,
                 time_lost_s=wait,
-                flows=(conn.flow,),
+                flows=(flow,),
                 evidence=Evidence(
                     tuple((d.query_t, end) for d, end in related),
                     tuple(frames),

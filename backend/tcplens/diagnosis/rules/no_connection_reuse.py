@@ -27,6 +27,7 @@ import numpy as np
 from tcplens.diagnosis import wording as w
 from tcplens.diagnosis.context import Context
 from tcplens.diagnosis.finding import Evidence, Factor, Finding
+from tcplens.diagnosis.from_analysis import endpoint
 
 CODE = "no-connection-reuse"
 FACTOR: Factor = "connection_setup"
@@ -34,64 +35,79 @@ MIN_CONNECTIONS = 3
 
 
 def detect(ctx: Context) -> list[Finding]:
-    conns = [c for c in ctx.connections if c.syn_s is not None and c.transfers]
-    if len(conns) < MIN_CONNECTIONS:
+    fx = ctx.facts
+    rows = np.flatnonzero(~np.isnan(fx.syn_s) & (fx.payload > 0))
+    if rows.size < MIN_CONNECTIONS:
         return []
-    key = np.array([f"{c.client_host}|{c.server}" for c in conns], dtype=object)
-    syn = np.array([c.syn_s for c in conns], np.float64)
-    last_data = np.array([max(float(tr.t[-1]) for tr in c.transfers) for c in conns], np.float64)
-    rtt = np.array([c.min_rtt_s or 0.0 for c in conns], np.float64)
-    _, group = np.unique(key, return_inverse=True)
+    # Same client host, same server address and port: one key per flow from their bytes.
+    key = np.concatenate(
+        (fx.client_addr[rows], fx.server_addr[rows], fx.server_port[rows, None].view(np.uint8)),
+        axis=1,
+    )
+    # One opaque 34-byte value per row: unique() then sorts by memcmp instead of column by column.
+    packed = np.ascontiguousarray(key).view(np.dtype((np.void, key.shape[1]))).ravel()
+    _, group = np.unique(packed, return_inverse=True)
+    group = group.ravel()
+    syn = fx.syn_s[rows]
     order = np.lexsort((syn, group))
-    g, s, ld, r = group[order], syn[order], last_data[order], rtt[order]
+    g, s, ld = group[order], syn[order], fx.last_data_s[rows][order]
+    r = np.nan_to_num(fx.handshake_rtt_s[rows][order])
     # In sequence: the next connection of the same group opens after this one's last data
     # (half a round trip of slack for the FIN/ACK crossing it).
     seq_next = (g[1:] == g[:-1]) & (s[1:] >= ld[:-1] - 0.5 * r[:-1])
-    # Chains of connections linked by seq_next.
     link = np.concatenate(([False], seq_next))
     chain = np.cumsum(~link) - 1
     sizes = np.bincount(chain)
-    setup = ctx.factor_time("connection_setup").seconds
+    handshake = np.nan_to_num(fx.established_s - fx.syn_s)
     slow = ctx.factor_time("slow_start").seconds
     findings: list[Finding] = []
-    for c in np.flatnonzero(sizes >= MIN_CONNECTIONS):  # per chain of connections (few)
-        members = [conns[i] for i in order[chain == c]]
+    for c in np.flatnonzero(sizes >= MIN_CONNECTIONS).tolist():  # per chain (few)
+        members = rows[order[chain == c]]
         later = members[1:]
-        handshake = sum(setup.get(m.flow, 0.0) for m in later)
-        restart = sum(slow.get(m.flow, 0.0) for m in later)
-        lost = handshake + restart
-        flows = tuple(m.flow for m in members)
+        ids = fx.id[members]
+        paid = float(handshake[later].sum())
+        restart = sum(slow.get(int(i), 0.0) for i in fx.id[later].tolist())
+        lost = paid + restart
+        flows = tuple(int(i) for i in ids.tolist())
         ctx.claimed_by_setup.update(flows)
-        span = members[-1].end_s - members[0].start_s
-        hs = [m.handshake_rtt_s for m in members if m.handshake_rtt_s]
+        first, last = int(members[0]), int(members[-1])
+        client = endpoint(fx.client_addr[first], 0).rsplit(":", 1)[0].strip("[]")
+        server = endpoint(fx.server_addr[first], int(fx.server_port[first]))
+        span = float(fx.end_s[last] - fx.start_s[first])
+        hs = fx.handshake_rtt_s[members]
+        hs = hs[~np.isnan(hs)]
         summary = (
-            f"{len(members)} connections from {members[0].client_host} to {members[0].server} "
-            f"were opened one after another in {w.duration(span)}, each paying a "
-            f"{w.duration(float(np.median(hs)) if hs else 0.0)} handshake and starting again "
-            f"from slow start. Reusing one connection would have saved about {w.duration(lost)}: "
-            f"{w.duration(handshake)} of handshakes and {w.duration(restart)} of slow start."
+            f"{len(members)} connections from {client} to {server} were opened one after "
+            f"another in {w.duration(span)}, each paying a "
+            f"{w.duration(float(np.median(hs)) if hs.size else 0.0)} handshake and starting "
+            f"again from slow start. Reusing one connection would have saved about "
+            f"{w.duration(lost)}: {w.duration(paid)} of handshakes and {w.duration(restart)} of "
+            "slow start."
         )
         fix = (
             "Reuse the connection: enable HTTP keep-alive (drop `Connection: close`), use the "
             "client library's connection pool / one session object, or keep one long-lived "
             "channel for repeated requests."
         )
-        frames = tuple(sorted(m.syn_frame or m.first_frame for m in members))[:50]
-        ranges = tuple((m.syn_s or m.start_s, m.established_s or m.start_s) for m in members)
+        shown = members[:20]
+        ranges = tuple(
+            (float(a), float(b))
+            for a, b in zip(fx.syn_s[shown], np.nan_to_num(fx.established_s[shown]), strict=True)
+        )
         findings.append(
             Finding(
                 code=CODE,
                 factor=FACTOR,
                 severity=ctx.severity(lost),
-                title=f"No connection reuse: {len(members)} connections to {members[0].server}",
+                title=f"No connection reuse: {len(members)} connections to {server}",
                 summary=summary,
                 fix=fix,
                 time_lost_s=lost,
                 flows=flows,
                 evidence=Evidence(
-                    ranges[:20],
-                    frames,
-                    {"connections": len(members), "handshake_s": round(handshake, 6)},
+                    ranges,
+                    tuple(int(x) for x in fx.first_frame[members[:50]].tolist()),
+                    {"connections": len(members), "handshake_s": round(paid, 6)},
                 ),
             )
         )
