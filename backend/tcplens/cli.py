@@ -12,9 +12,9 @@ import sys
 from collections.abc import Sequence
 
 import tcplens
-from tcplens.commands import analyze, db, serve
+from tcplens.commands import analyze, db, serve, tokens, upload, users, worker
 
-SUBCOMMANDS = (serve, db, analyze)
+SUBCOMMANDS = (serve, db, analyze, worker, upload, users, tokens)
 
 EXIT_USAGE = 2
 

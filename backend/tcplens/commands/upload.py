@@ -1,0 +1,213 @@
+"""``tcplens upload FILE... [--server URL] [--wait] [--json] [--fail-on high|medium]``
+
+For automated submissions (CI, cron): uploads each capture with the API token in
+``TCPLENS_TOKEN``, optionally waits for the analysis (a progress line on a terminal), prints the
+top findings and a share URL. Standard library HTTP only, so the command has no extra deps.
+
+Exit codes: 0 done; 1 a finding at or over ``--fail-on``; 2 usage (bad arguments, missing file,
+no token); 3 authentication or permission refused; 4 server or network trouble (try again);
+5 a capture was refused (not a capture, too large) or its analysis failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+EXIT_AUTH = 3
+EXIT_SERVER = 4
+EXIT_REJECTED = 5
+
+SEVERITY_RANK = {"info": 0, "low": 1, "medium": 2, "high": 3}
+TOP_FINDINGS = 3
+
+
+class ApiError(Exception):
+    def __init__(self, exit_code: int, message: str) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def register(subcommands: Any) -> None:
+    parser = subcommands.add_parser(
+        "upload",
+        help="upload captures to a tcplens server (token from TCPLENS_TOKEN)",
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("files", nargs="+", metavar="FILE")
+    parser.add_argument(
+        "--server",
+        default=os.environ.get("TCPLENS_SERVER", "http://127.0.0.1:8000"),
+        help="server URL (default: TCPLENS_SERVER or http://127.0.0.1:8000)",
+    )
+    parser.add_argument("--wait", action="store_true", help="wait for the analyses to finish")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--fail-on",
+        choices=("high", "medium"),
+        help="exit 1 when a finding has this severity or worse (implies --wait)",
+    )
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait (900)")
+    parser.set_defaults(run=run)
+
+
+class Client:
+    def __init__(self, server: str, token: str) -> None:
+        self.base = server.rstrip("/") + "/api/v1"
+        self.token = token
+
+    def request(
+        self, method: str, path: str, *, body: Any = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, Any]:
+        all_headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
+        all_headers.update(headers or {})
+        data = body
+        if isinstance(body, dict):
+            data = json.dumps(body).encode()
+            all_headers["Content-Type"] = "application/json"
+        request = urllib.request.Request(
+            self.base + path, data=data, method=method, headers=all_headers
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=120) as response:
+                raw = response.read()
+                return response.status, json.loads(raw) if raw else None
+        except urllib.error.HTTPError as error:
+            problem = _problem(error)
+            detail = problem.get("detail") or error.reason
+            if error.code in (401, 403):
+                raise ApiError(EXIT_AUTH, f"refused ({error.code}): {detail}") from error
+            if error.code in (413, 415, 422):
+                raise ApiError(EXIT_REJECTED, f"refused ({error.code}): {detail}") from error
+            if error.code == 429:
+                wait = error.headers.get("Retry-After", "?")
+                raise ApiError(EXIT_SERVER, f"rate limited; retry after {wait} s") from error
+            raise ApiError(EXIT_SERVER, f"server answered {error.code}: {detail}") from error
+        except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
+            reason = getattr(error, "reason", error)
+            raise ApiError(EXIT_SERVER, f"cannot reach {self.base}: {reason}") from error
+
+
+def _problem(error: urllib.error.HTTPError) -> dict[str, Any]:
+    try:
+        body = json.loads(error.read() or b"{}")
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def _progress_line(name: str, capture: dict[str, Any]) -> str:
+    progress = capture.get("progress") or {}
+    total = progress.get("bytes_total") or 0
+    done = progress.get("bytes_done") or 0
+    share = done / total if total else 0.0
+    bar = "#" * int(share * 20)
+    stage = progress.get("stage") or capture["status"]
+    return f"\r{name}: [{bar:<20}] {stage:<10}"
+
+
+def _upload_one(client: Client, path: Path, args: argparse.Namespace) -> dict[str, Any]:
+    size = path.stat().st_size
+    query = urllib.parse.urlencode({"filename": path.name})
+    with path.open("rb") as body:
+        _, answer = client.request(
+            "POST",
+            f"/captures?{query}",
+            body=body,
+            headers={"Content-Type": "application/octet-stream", "Content-Length": str(size)},
+        )
+    capture = answer["capture"]
+    result: dict[str, Any] = {"file": str(path), "capture": capture}
+    if not (args.wait or args.fail_on):
+        return result
+    tty = sys.stderr.isatty() and not args.json
+    deadline = time.monotonic() + args.timeout
+    while capture["status"] in ("queued", "running"):
+        if time.monotonic() > deadline:
+            raise ApiError(EXIT_SERVER, f"{path.name}: not analysed within {args.timeout:g} s")
+        if tty:
+            print(_progress_line(path.name, capture), end="", file=sys.stderr, flush=True)
+        time.sleep(0.5)
+        _, capture = client.request("GET", f"/captures/{capture['id']}")
+    if tty:
+        print(_progress_line(path.name, capture), file=sys.stderr)
+    result["capture"] = capture
+    if capture["status"] == "done":
+        _, result["findings"] = client.request("GET", f"/captures/{capture['id']}/findings")
+        _, share = client.request("POST", f"/captures/{capture['id']}/shares", body={})
+        result["share_url"] = share["url"]
+    return result
+
+
+def _print_human(result: dict[str, Any]) -> None:
+    capture = result["capture"]
+    print(f"{result['file']}: {capture['status']} (capture {capture['id']})")
+    if capture.get("error"):
+        print(f"  error: {capture['error']['message']}")
+    facts = capture.get("facts") or {}
+    if capture["status"] == "done":
+        print(f"  {facts.get('packets', 0)} packets, {facts.get('flows', 0)} TCP flows")
+    findings = result.get("findings") or []
+    for finding in findings[:TOP_FINDINGS]:
+        print(f"  [{finding['severity']}] {finding['title']}")
+        print(f"      {finding['summary']}")
+        if finding.get("fix"):
+            print(f"      fix: {finding['fix']}")
+    if capture["status"] == "done" and not findings:
+        print("  no findings")
+    if result.get("share_url"):
+        print(f"  share: {result['share_url']}")
+
+
+def run(args: argparse.Namespace) -> int:
+    token = os.environ.get("TCPLENS_TOKEN", "").strip()
+    if not token:
+        print("tcplens upload: set TCPLENS_TOKEN to an API token", file=sys.stderr)
+        return EXIT_USAGE
+    paths = [Path(f) for f in args.files]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        print(f"tcplens upload: no such file: {', '.join(missing)}", file=sys.stderr)
+        return EXIT_USAGE
+    client = Client(args.server, token)
+    results: list[dict[str, Any]] = []
+    exit_code = EXIT_OK
+    for path in paths:
+        try:
+            result = _upload_one(client, path, args)
+        except ApiError as error:
+            print(f"tcplens upload: {path}: {error}", file=sys.stderr)
+            if error.exit_code in (EXIT_AUTH, EXIT_SERVER):
+                return error.exit_code  # the same would happen to every other file
+            results.append({"file": str(path), "error": str(error)})
+            exit_code = max(exit_code, EXIT_REJECTED)
+            continue
+        results.append(result)
+        if result["capture"]["status"] == "failed":
+            exit_code = max(exit_code, EXIT_REJECTED)
+        if not args.json:
+            _print_human(result)
+    if args.json:
+        json.dump({"uploads": results}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    if exit_code == EXIT_OK and args.fail_on:
+        threshold = SEVERITY_RANK[args.fail_on]
+        worst = max(
+            (SEVERITY_RANK.get(f["severity"], 0) for r in results for f in r.get("findings", [])),
+            default=-1,
+        )
+        if worst >= threshold:
+            return EXIT_FINDINGS
+    return exit_code

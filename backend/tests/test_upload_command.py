@@ -1,0 +1,141 @@
+"""The admin and upload commands against a real `tcplens serve` (in-process worker) on loopback."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+
+from tests.capture.shared_captures import LAB, require
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _tcplens(
+    env: dict[str, str], *args: str, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tcplens.cli", *args],
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture
+def env(engine: Engine, database_url: str, tmp_path: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "TCPLENS_DATABASE_URL": database_url,
+        "TCPLENS_DATA_DIR": str(tmp_path / "data"),
+        "TCPLENS_SPA_DIR": str(tmp_path / "spa"),
+    }
+
+
+@pytest.fixture
+def server(env: dict[str, str], tmp_path: Path) -> Iterator[str]:
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tcplens.cli", "serve", "--port", str(port)],
+        env=env,
+        stdout=(tmp_path / "serve.log").open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            try:
+                with urllib.request.urlopen(url + "/api/v1/health", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    pytest.fail(
+                        "tcplens serve did not start: " + (tmp_path / "serve.log").read_text()
+                    )
+                time.sleep(0.2)
+        yield url
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def test_users_and_tokens_commands(env: dict[str, str]) -> None:
+    created = _tcplens(
+        env, "users", "create", "ops@example.com", "--password-stdin", stdin="a long password\n"
+    )
+    assert created.returncode == 0, created.stderr
+    again = _tcplens(
+        env, "users", "create", "ops@example.com", "--password-stdin", stdin="a long password\n"
+    )
+    assert again.returncode == 1 and "already exists" in again.stderr
+    token = _tcplens(env, "tokens", "create", "--user", "ops@example.com")
+    assert token.returncode == 0 and token.stdout.strip().startswith("tcpl_")
+    missing = _tcplens(env, "tokens", "create", "--user", "ops@example.com", "--workspace", "nope")
+    assert missing.returncode == 1 and "nope" in missing.stderr
+
+
+def test_upload_waits_prints_findings_and_share_url(
+    env: dict[str, str], server: str, tmp_path: Path
+) -> None:
+    require(LAB)
+    assert (
+        _tcplens(
+            env, "users", "create", "ci@example.com", "--password-stdin", stdin="a long password\n"
+        ).returncode
+        == 0
+    )
+    token = _tcplens(env, "tokens", "create", "--user", "ci@example.com").stdout.strip()
+    client_env = {**env, "TCPLENS_TOKEN": token}
+    capture = LAB / "lossy_download.pcap"
+
+    done = _tcplens(client_env, "upload", str(capture), "--server", server, "--wait", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)["uploads"][0]
+    assert result["capture"]["status"] == "done"
+    assert result["capture"]["facts"]["packets"] == 6567
+    share_url = result["share_url"]
+    share_token = share_url.rsplit("/", 1)[1]
+    with urllib.request.urlopen(f"{server}/api/v1/shared/{share_token}") as shared:
+        assert json.load(shared)["id"] == result["capture"]["id"]
+
+    human = _tcplens(client_env, "upload", str(capture), "--server", server, "--wait")
+    assert (
+        human.returncode == 0 and "share: http" in human.stdout and "6567 packets" in human.stdout
+    )
+
+    not_capture = tmp_path / "notes.txt"
+    not_capture.write_text("not a capture")
+    refused = _tcplens(client_env, "upload", str(not_capture), "--server", server)
+    assert refused.returncode == 5 and "415" in refused.stderr
+
+    bad_token = _tcplens(
+        {**env, "TCPLENS_TOKEN": "tcpl_wrong"}, "upload", str(capture), "--server", server
+    )
+    assert bad_token.returncode == 3
+    no_token = _tcplens(
+        {k: v for k, v in env.items() if k != "TCPLENS_TOKEN"}, "upload", str(capture)
+    )
+    assert no_token.returncode == 2
+    unreachable = _tcplens(client_env, "upload", str(capture), "--server", "http://127.0.0.1:9")
+    assert unreachable.returncode == 4
