@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from lab import manifest as lab_manifest
 from lab import runner, session
 from lab.catalogue import catalogue
 
@@ -30,7 +30,7 @@ def run(names: list[str] | None, ci_only: bool, out: Path) -> dict[str, Any]:
             }
         manifest[sc.name] = entry
         print(summary_line(sc.name, entry), flush=True)
-        (out / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+        lab_manifest.write(out, manifest)
     return manifest
 
 

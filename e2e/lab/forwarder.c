@@ -186,7 +186,7 @@ int main(int argc, char **argv) {
      * 30-45 us. The loop sleeps in ppoll between frames; the kernel's RT throttling
      * (sched_rt_runtime_us) bounds it anyway. */
     struct sched_param sp = {.sched_priority = 10};
-    sched_setscheduler(0, SCHED_FIFO, &sp);
+    int realtime = sched_setscheduler(0, SCHED_FIFO, &sp) == 0;
     signal(SIGTERM, on_signal);
     signal(SIGINT, on_signal);
     printf("ready\n");
@@ -210,7 +210,7 @@ int main(int argc, char **argv) {
         release_due(&d[0], now);
         release_due(&d[1], now);
     }
-    printf("{");
+    printf("{\"realtime\":%s,", realtime ? "true" : "false");
     print_stats("a_to_b", &d[0], ",");
     print_stats("b_to_a", &d[1], "");
     printf("}\n");

@@ -6,8 +6,9 @@ from __future__ import annotations
 import socket
 import threading
 from collections import defaultdict
+from pathlib import Path
 
-from lab import tcp_info
+from lab import manifest, tcp_info
 from lab.catalogue import catalogue
 from lab.ground_truth import CHECKS
 
@@ -94,3 +95,22 @@ def test_tcp_info_reports_what_a_loopback_connection_did() -> None:
     assert info["snd_mss"] > 0
     assert info["busy_time_us"] is not None
     assert 0 < info["min_rtt_us"] <= info["rtt_us"]
+
+
+def test_a_lab_run_is_read_back_from_its_manifest(tmp_path: Path) -> None:
+    (tmp_path / "stop_and_wait_16k_25ms.pcap").write_bytes(b"")
+    manifest.write(
+        tmp_path,
+        {
+            "stop_and_wait_16k_25ms": {
+                "file": "stop_and_wait_16k_25ms.pcap",
+                "expected_primary_factor": "application",
+            },
+            "no_longer_in_the_catalogue": {"file": "x.pcap", "expected_primary_factor": "dns"},
+            "nagle_delack_25_posts_10ms": {"file": None, "error": "LabError: client failed"},
+        },
+    )
+    [capture] = manifest.load_captures(tmp_path)
+    assert capture.scenario.name == "stop_and_wait_16k_25ms"
+    assert capture.path == tmp_path / "stop_and_wait_16k_25ms.pcap"
+    assert capture.expected_primary_factor == "application"
