@@ -98,7 +98,8 @@ def test_tcp_info_reports_what_a_loopback_connection_did() -> None:
 
 
 def test_a_lab_run_is_read_back_from_its_manifest(tmp_path: Path) -> None:
-    (tmp_path / "stop_and_wait_16k_25ms.pcap").write_bytes(b"")
+    for name in ("stop_and_wait_16k_25ms.pcap", "x.pcap"):
+        (tmp_path / name).write_bytes(b"")
     manifest.write(
         tmp_path,
         {
