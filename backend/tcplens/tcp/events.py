@@ -89,7 +89,8 @@ class PacketAnalysis:
     ack: I64  # relative to the other direction's ISN (0 without the ACK flag)
     window: I64  # scaled advertised window (raw when the scale is unknown or on SYNs)
     sack_count: U8
-    sack_left: I64  # (n, 4) relative like ``ack``, 0 for unused blocks
+    sack_rows: I64  # segment rows of the packets carrying SACK blocks, in capture order
+    sack_left: I64  # (m, 4) relative like ``ack``, 0 for unused blocks
     sack_right: I64
     has_ts: B
     ts_val: U32
@@ -114,7 +115,9 @@ def analyze_events(packets: PacketTable, fa: FlowAssignment, position: I64) -> P
     there directly, so laying the series out by flow direction costs no extra gathers.
     """
     isn = np.stack([fa.isn_client, fa.isn_server], axis=1)
+    n_sacking = int(np.count_nonzero(packets.sack_count[fa.rows]))
     r = _kernel(
+        n_sacking,
         fa.rows,
         fa.flow,
         fa.direction,
@@ -140,8 +143,15 @@ def analyze_events(packets: PacketTable, fa: FlowAssignment, position: I64) -> P
     return PacketAnalysis(*r)
 
 
+@numba.njit(cache=True, inline="always")
+def _end_of(row, seq, length, flags):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Sequence number after a segment: payload plus one for SYN or FIN (RFC 9293)."""
+    return seq[row] + length[row] + (1 if (flags[row] & 0x03) != 0 else 0)
+
+
 @numba.njit(cache=True)
 def _kernel(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    n_sacking,
     rows,
     flow,
     direction,
@@ -177,9 +187,7 @@ def _kernel(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     out_ts_ecr = np.empty(n, np.uint32)
     # Karn bookkeeping: per direction a FIFO (linked through q_next) of the segments that
     # advanced the sequence space and are not yet cumulatively acknowledged
-    q_start = np.empty(n, np.int64)
-    q_end = np.empty(n, np.int64)
-    q_time = np.empty(n, np.int64)
+    # (a queued segment's start, end and time are read back from its segment row q_pos)
     q_pos = np.empty(n, np.int64)
     q_next = np.empty(n, np.int64)
     q_ambiguous = np.zeros(n, np.bool_)
@@ -197,8 +205,11 @@ def _kernel(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     events = np.zeros(n, np.uint32)
     bif = np.full(n, -1, np.int64)
     headroom = np.full(n, UNKNOWN, np.int64)
-    out_sl = np.zeros((n, 4), np.int64)
-    out_sr = np.zeros((n, 4), np.int64)
+    # SACK blocks are rare (loss recovery only): kept compactly, one row per SACKing packet
+    out_sack_pos = np.empty(n_sacking, np.int64)
+    out_sl = np.zeros((n_sacking, 4), np.int64)
+    out_sr = np.zeros((n_sacking, 4), np.int64)
+    n_sack = 0
     # per flow
     syn_idx = np.full(nf, -1, np.int64)
     synack_idx = np.full(nf, -1, np.int64)
@@ -281,9 +292,13 @@ def _kernel(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             ack_rel[f, fw] = a
             out_ack[i] = a
             k = min(opt_sack_count[r], 4)
-            for j in range(k):
-                out_sl[i, j] = a + np.int64(np.int32(opt_sack_left[r, j] - raw))
-                out_sr[i, j] = a + np.int64(np.int32(opt_sack_right[r, j] - raw))
+            if k > 0:
+                sack_row = n_sack
+                n_sack += 1
+                out_sack_pos[sack_row] = i
+                for j in range(k):
+                    out_sl[sack_row, j] = a + np.int64(np.int32(opt_sack_left[r, j] - raw))
+                    out_sr[sack_row, j] = a + np.int64(np.int32(opt_sack_right[r, j] - raw))
 
         # handshake: Wireshark's window-scale rules, MSS, SACK-permitted, ts_first_rtt
         if is_syn:
@@ -427,9 +442,6 @@ def _kernel(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 # new data (maybe partly resent): queue it for Karn's rule
                 q = n_queued
                 n_queued += 1
-                q_start[q] = s
-                q_end[q] = end
-                q_time[q] = t
                 q_pos[q] = i
                 q_next[q] = -1
                 q_ambiguous[q] = has_nextseq[f, fw] and s < nextseq[f, fw]
@@ -441,8 +453,8 @@ def _kernel(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             else:
                 # sent again: every queued segment it overlaps is now ambiguous (Karn)
                 e = q_head[f, fw]
-                while e >= 0 and q_start[e] < end:
-                    if q_end[e] > s:
+                while e >= 0 and out_seq[q_pos[e]] < end:
+                    if _end_of(q_pos[e], out_seq, out_len, out_flags) > s:
                         q_ambiguous[e] = True
                     e = q_next[e]
         if (not has_nextseq[f, fw] or end > nextseq[f, fw]) and not probe:
@@ -462,30 +474,31 @@ def _kernel(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 newest = -1
                 clean = True
                 e = q_head[f, rv]
-                while e >= 0 and q_end[e] <= a:
+                while e >= 0 and _end_of(q_pos[e], out_seq, out_len, out_flags) <= a:
                     newest = e
                     clean = clean and not q_ambiguous[e]
                     e = q_next[e]
                 q_head[f, rv] = e
                 if e < 0:
                     q_tail[f, rv] = -1
-                if newest >= 0 and clean and t >= q_time[newest]:
+                if newest >= 0 and clean and t >= out_time[q_pos[newest]]:
                     rtt_ack[n_rtt] = i
                     rtt_sent[n_rtt] = q_pos[newest]
                     n_rtt += 1
             # SACK (RFC 2018 §4): the first block ends at the most recently received segment
-            if opt_sack_count[r] > 0 and out_sr[i, 0] > a:
-                right = out_sr[i, 0]
+            if opt_sack_count[r] > 0 and out_sr[n_sack - 1, 0] > a:
+                right = out_sr[n_sack - 1, 0]
                 e = sack_cursor[f, rv]
-                if e < 0 or q_end[e] > right:
+                if e < 0 or _end_of(q_pos[e], out_seq, out_len, out_flags) > right:
                     e = q_head[f, rv]
-                while e >= 0 and q_end[e] < right:
+                while e >= 0 and _end_of(q_pos[e], out_seq, out_len, out_flags) < right:
                     e = q_next[e]
                 if e >= 0:
                     sack_cursor[f, rv] = e
-                    if q_end[e] == right and not q_ambiguous[e] and not q_sacked[e]:
+                    end_e = _end_of(q_pos[e], out_seq, out_len, out_flags)
+                    if end_e == right and not q_ambiguous[e] and not q_sacked[e]:
                         q_sacked[e] = True
-                        if t >= q_time[e]:
+                        if t >= out_time[q_pos[e]]:
                             rtt_ack[n_rtt] = i
                             rtt_sent[n_rtt] = q_pos[e]
                             n_rtt += 1
@@ -502,8 +515,8 @@ def _kernel(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             k = min(opt_sack_count[r], 4)
             sacks[f, fw] = k
             for j in range(k):
-                sack_lo[f, fw, j] = out_sl[i, j]
-                sack_hi[f, fw, j] = out_sr[i, j]
+                sack_lo[f, fw, j] = out_sl[n_sack - 1, j]
+                sack_hi[f, fw, j] = out_sr[n_sack - 1, j]
         else:
             has_lastack[f, fw] = False
         lastacktime[f, fw] = t
@@ -537,8 +550,9 @@ def _kernel(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         out_ack,
         out_win,
         out_sack_count,
-        out_sl,
-        out_sr,
+        out_sack_pos[:n_sack].copy(),
+        out_sl[:n_sack].copy(),
+        out_sr[:n_sack].copy(),
         out_has_ts,
         out_ts_val,
         out_ts_ecr,

@@ -115,6 +115,24 @@ def _mix(h: np.uint64, v: np.uint64) -> np.uint64:  # pragma: no cover - compile
 
 
 @numba.njit(cache=True)
+def _hash(c0, c1, c2, c3, c4, c5):  # type: ignore[no-untyped-def]  # pragma: no cover
+    h = np.uint64(0)
+    h = _mix(h, c0)
+    h = _mix(h, c1)
+    h = _mix(h, c2 | (c5 << np.uint64(16)))
+    h = _mix(h, c3)
+    h = _mix(h, c4)
+    return h
+
+
+@numba.njit(cache=True)
+def _grow(a, size):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    out = np.empty((size,) + a.shape[1:], a.dtype)  # noqa: RUF005 (numba: no starred tuples)
+    out[: a.shape[0]] = a
+    return out
+
+
+@numba.njit(cache=True)
 def _assign(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     rows, src, dst, src_port, dst_port, seq, ack, flags
 ):
@@ -122,23 +140,24 @@ def _assign(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
 
     Returns per TCP packet (flow, src_is_lo) and per flow (first packet index, base sequence
     number of the canonical lo→hi and hi→lo directions, first pure SYN and SYN/ACK index).
+    Per-conversation and per-flow tables start small and double, so memory follows the number
+    of connections, not of packets.
     """
     n = rows.shape[0]
-    cap = 1024
-    while cap < 2 * n:
-        cap *= 2
-    mask = np.uint64(cap - 1)
-    slots = np.full(cap, -1, np.int64)  # conversation id per slot
-    keys = np.empty((n, 6), np.uint64)
-    conv_flow = np.empty(n, np.int64)
-    conv_base = np.zeros((n, 2), np.uint32)
-    conv_base_set = np.zeros((n, 2), np.bool_)
+    cap = 1024  # conversations and flows
+    slots = np.full(2 * cap, -1, np.int64)  # open addressing, load factor <= 1/2
+    mask = np.uint64(2 * cap - 1)
+    keys = np.empty((cap, 6), np.uint64)
+    conv_flow = np.empty(cap, np.int64)
+    conv_base = np.zeros((cap, 2), np.uint32)
+    conv_base_set = np.zeros((cap, 2), np.bool_)
+    flow_cap = 1024
+    first_idx = np.empty(flow_cap, np.int64)
+    flow_base = np.zeros((flow_cap, 2), np.uint32)
+    syn_idx = np.full(flow_cap, -1, np.int64)
+    synack_idx = np.full(flow_cap, -1, np.int64)
     flow = np.empty(n, np.int32)
     src_is_lo = np.empty(n, np.bool_)
-    first_idx = np.empty(n, np.int64)
-    flow_base = np.zeros((n, 2), np.uint32)
-    syn_idx = np.full(n, -1, np.int64)
-    synack_idx = np.full(n, -1, np.int64)
     n_conv = 0
     n_flow = 0
     for i in range(n):
@@ -150,22 +169,44 @@ def _assign(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             c0, c1, c2, c3, c4, c5 = a0, a1, a2, b0, b1, b2
         else:
             c0, c1, c2, c3, c4, c5 = b0, b1, b2, a0, a1, a2
-        h = np.uint64(0)
-        h = _mix(h, c0)
-        h = _mix(h, c1)
-        h = _mix(h, c2 | (c5 << np.uint64(16)))
-        h = _mix(h, c3)
-        h = _mix(h, c4)
-        slot = h & mask
+        slot = _hash(c0, c1, c2, c3, c4, c5) & mask
         while True:
             c = slots[slot]
             if c < 0:
+                if n_conv == cap:  # grow the conversation table and rehash
+                    cap *= 2
+                    keys = _grow(keys, cap)
+                    conv_flow = _grow(conv_flow, cap)
+                    conv_base = _grow(conv_base, cap)
+                    conv_base_set = _grow(conv_base_set, cap)
+                    slots = np.full(2 * cap, -1, np.int64)
+                    mask = np.uint64(2 * cap - 1)
+                    for k in range(n_conv):
+                        sl = (
+                            _hash(
+                                keys[k, 0],
+                                keys[k, 1],
+                                keys[k, 2],
+                                keys[k, 3],
+                                keys[k, 4],
+                                keys[k, 5],
+                            )
+                            & mask
+                        )
+                        while slots[sl] >= 0:
+                            sl = (sl + np.uint64(1)) & mask
+                        slots[sl] = k
+                    slot = _hash(c0, c1, c2, c3, c4, c5) & mask
+                    while slots[slot] >= 0:
+                        slot = (slot + np.uint64(1)) & mask
                 c = n_conv
                 n_conv += 1
                 slots[slot] = c
                 keys[c, 0], keys[c, 1], keys[c, 2] = c0, c1, c2
                 keys[c, 3], keys[c, 4], keys[c, 5] = c3, c4, c5
                 conv_flow[c] = -1
+                conv_base_set[c, 0] = False
+                conv_base_set[c, 1] = False
                 break
             if (
                 keys[c, 0] == c0
@@ -185,8 +226,18 @@ def _assign(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         if pure_syn and conv_base_set[c, d] and seq[r] != conv_base[c, d]:
             new_instance = True  # port pair reused with a new ISN (Wireshark: reused_ports)
         if new_instance:
+            if n_flow == flow_cap:
+                flow_cap *= 2
+                first_idx = _grow(first_idx, flow_cap)
+                flow_base = _grow(flow_base, flow_cap)
+                syn_idx = _grow(syn_idx, flow_cap)
+                synack_idx = _grow(synack_idx, flow_cap)
             conv_flow[c] = n_flow
             first_idx[n_flow] = i
+            flow_base[n_flow, 0] = 0
+            flow_base[n_flow, 1] = 0
+            syn_idx[n_flow] = -1
+            synack_idx[n_flow] = -1
             conv_base_set[c, 0] = False
             conv_base_set[c, 1] = False
             n_flow += 1

@@ -185,9 +185,13 @@ class Segments:
     ack: I64  # relative to the other direction's ISN; meaningful when flags & ACK
     window: I64  # advertised receive window in bytes, scaled (raw if the scale is unknown)
     flags: U16  # TCP flags as in PacketTable.tcp_flags
-    sack_count: U8  # 0..4 SACK blocks
-    sack_left: I64  # shape (m, 4), relative to the other direction's ISN like ``ack``
-    sack_right: I64  # shape (m, 4)
+    sack_count: U8  # 0..4 SACK blocks carried by each packet
+    # SACK blocks are rare (loss recovery), so they are stored compactly: ``sack_rows`` are
+    # the rows (ascending) of the packets with blocks, ``sack_left``/``sack_right`` shape
+    # (len(sack_rows), 4), relative to the other direction's ISN like ``ack`` (RFC 2018).
+    sack_rows: I64
+    sack_left: I64
+    sack_right: I64
     has_ts: B
     ts_val: U32
     ts_ecr: U32

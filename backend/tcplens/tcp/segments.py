@@ -51,6 +51,7 @@ def build_segments(
     key = fa.flow.astype(np.int64) * 2 + fa.direction
     perm, offsets, position = _counting_sort(key, 2 * n_flows)
     pa: PacketAnalysis = analyze_events(packets, fa, position)
+    sack_order = np.argsort(pa.sack_rows, kind="stable")
     segments = Segments(
         offsets=offsets,
         flow=fa.flow[perm],
@@ -64,8 +65,9 @@ def build_segments(
         window=pa.window,
         flags=pa.flags,
         sack_count=pa.sack_count,
-        sack_left=pa.sack_left,
-        sack_right=pa.sack_right,
+        sack_rows=pa.sack_rows[sack_order],
+        sack_left=pa.sack_left[sack_order],
+        sack_right=pa.sack_right[sack_order],
         has_ts=pa.has_ts,
         ts_val=pa.ts_val,
         ts_ecr=pa.ts_ecr,

@@ -69,3 +69,18 @@ def test_sequence_numbers_unwrap_across_any_number_of_wraps(isn: int, steps: lis
         segs.append(Seg(1 + i, True, offset, length=0, isn=(isn, 5000)))
     s = analyze_tcp(table(segs)).segments
     assert s.seq.tolist() == [0, *np.cumsum(steps).tolist()]
+
+
+def test_thousands_of_connections_keep_first_packet_order() -> None:
+    """More connections than the flow tables start with (they grow and rehash)."""
+    n = 3000
+    segs = [
+        Seg(i * 0.01, True, 0, flags=SYN, src=(CLIENT[0], 1024 + (i * 7919) % 60000))
+        for i in range(n)
+    ]
+    segs += [Seg(100, True, 0, flags=SYN, src=(CLIENT[0], 1024))]  # retransmitted first SYN
+    f = analyze_tcp(table(segs)).flows
+    assert len(f) == n
+    assert f.first_frame.tolist() == list(range(1, n + 1))
+    assert f.client_port.tolist() == [1024 + (i * 7919) % 60000 for i in range(n)]
+    assert f.packets[0] == 2
