@@ -32,22 +32,25 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        owned = engine is None
+        database = None
         app_engine = engine
         if app_engine is None:
-            app_engine = make_engine(resolve_database(settings).url)
+            database = resolve_database(settings)
+            app_engine = make_engine(database.url)
             migrate.upgrade(app_engine)
         app.state.engine = app_engine
         app.state.sessionmaker = make_sessionmaker(app_engine)
         app.state.service = build_context(settings, app_engine, app.state.sessionmaker)
-        async with contextlib.AsyncExitStack() as background:
-            if settings.in_process_worker:
-                await background.enter_async_context(in_process_worker(app.state.service))
-            try:
+        try:
+            async with contextlib.AsyncExitStack() as background:
+                if settings.in_process_worker:
+                    await background.enter_async_context(in_process_worker(app.state.service))
                 yield
-            finally:
-                if owned:
-                    app_engine.dispose()
+        finally:
+            # Only what this app started itself; after the worker, which may still use the database.
+            if database is not None:
+                app_engine.dispose()
+                database.release()
 
     app = FastAPI(
         title="tcplens",

@@ -20,10 +20,12 @@ def run_upgrade(args: argparse.Namespace) -> int:
     from tcplens.db.engine import make_engine, resolve_database
     from tcplens.settings import get_settings
 
-    engine = make_engine(resolve_database(get_settings()).url)
+    database = resolve_database(get_settings())
+    engine = make_engine(database.url)
     migrate.upgrade(engine)
     print(f"tcplens: database at revision {migrate.current_revision(engine)}")
     engine.dispose()
+    database.release()
     return 0
 
 
@@ -39,4 +41,5 @@ def run_where(args: argparse.Namespace) -> int:
     print(f"database:       {database.description}")
     print(f"revision:       {migrate.current_revision(engine) or 'none (run tcplens db upgrade)'}")
     engine.dispose()
+    database.release()
     return 0

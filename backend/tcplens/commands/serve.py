@@ -37,6 +37,9 @@ def run(args: argparse.Namespace) -> int:
     app = create_app(settings, engine)
     shown_host = f"[{host}]" if ":" in host else host
     print(f"tcplens: serving on http://{shown_host}:{port}/", flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="info", server_header=False)
-    engine.dispose()
+    try:
+        uvicorn.run(app, host=host, port=port, log_level="info", server_header=False)
+    finally:
+        engine.dispose()
+        database.release()
     return 0

@@ -18,6 +18,16 @@ class Database:
 
     url: str
     description: str
+    embedded: embedded.EmbeddedServer | None = None
+
+    def release(self) -> None:
+        """Stop the embedded server if this process started it and no other process uses it.
+
+        Call it when done: the package's own ``atexit`` fallback does not run in processes that end
+        with ``os._exit`` (multiprocessing children such as ``uvicorn --reload`` workers).
+        """
+        if self.embedded is not None:
+            self.embedded.stop()
 
 
 def resolve_database(settings: Settings) -> Database:
@@ -26,7 +36,9 @@ def resolve_database(settings: Settings) -> Database:
         url = make_url(normalize_url(settings.database_url))
         return Database(url=url.render_as_string(hide_password=False), description=repr(url))
     server = embedded.start(settings.embedded_postgres_dir)
-    return Database(url=server.url, description=f"embedded PostgreSQL in {server.data_dir}")
+    return Database(
+        url=server.url, description=f"embedded PostgreSQL in {server.data_dir}", embedded=server
+    )
 
 
 def normalize_url(url: str) -> str:

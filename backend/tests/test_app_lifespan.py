@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import psutil
+from fastapi.testclient import TestClient
+
+from tcplens.main import create_app
+from tcplens.settings import Settings
+
+
+def test_app_without_an_engine_starts_migrates_and_stops_its_embedded_database() -> None:
+    """What `make dev` (uvicorn --factory, --reload) relies on: the app brings its own database up
+    and takes it down again at shutdown, since reload workers never run atexit handlers."""
+    # Under /tmp itself: as root the server's own user must be able to reach the directory.
+    scratch = Path(tempfile.mkdtemp(prefix="tcplens-test-lifespan-"))
+    try:
+        settings = Settings(
+            data_dir=scratch, spa_dir=scratch / "spa", in_process_worker=False, database_url=None
+        )
+        with TestClient(create_app(settings)) as client:
+            assert client.get("/api/v1/health").json()["database"] == "ok"
+            pid_file = scratch / "postgres" / "postmaster.pid"
+            postmaster = psutil.Process(int(pid_file.read_text().split()[0]))
+            assert postmaster.is_running()
+        postmaster.wait(timeout=30)
+        assert not pid_file.exists()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
