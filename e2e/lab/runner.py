@@ -48,7 +48,9 @@ class Process:
     def __init__(self, argv: list[str], **kwargs: Any) -> None:
         self.argv = argv
         self.popen = subprocess.Popen(
-            argv,
+            # Killed with the lab even when it dies by SIGKILL (no finally runs then):
+            # setpriv sets the parent-death signal, which survives the exec of ip and the program.
+            ["setpriv", "--pdeathsig", "KILL", *argv],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

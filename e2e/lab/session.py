@@ -10,7 +10,7 @@ from types import FrameType
 
 from lab import netns
 
-REQUIRED_TOOLS = ("ip", "tcpdump", "gcc")
+REQUIRED_TOOLS = ("ip", "tcpdump", "gcc", "setpriv")
 
 
 def missing_requirements() -> str | None:

@@ -139,3 +139,33 @@ def test_interrupted_lab_removes_its_namespaces_and_processes(lab_dir: Path) -> 
     assert not [n for n in os.listdir(netns.NETNS_DIR) if n.startswith(prefix)]
     alive = [p for p in pids if Path(f"/proc/{p}").exists()]
     assert alive == []
+
+
+def test_killed_lab_leaves_no_process_and_the_next_run_removes_its_namespaces(
+    lab_dir: Path,
+) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lab", "--only", "stop_and_wait_8k_200ms", "--out", str(lab_dir)],
+        cwd=E2E,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    prefix = f"{netns.PREFIX}{proc.pid}-"
+    try:
+        deadline = time.monotonic() + 20
+        while len([n for n in os.listdir(netns.NETNS_DIR) if n.startswith(prefix)]) < 2:
+            assert time.monotonic() < deadline, "the lab never created its namespaces"
+            time.sleep(0.05)
+        time.sleep(1.0)
+        namespaces = [n for n in os.listdir(netns.NETNS_DIR) if n.startswith(prefix)]
+        pids = [p for ns in namespaces for p in netns.namespace_pids(ns)]
+        assert pids, "servers and tcpdump run inside the namespaces"
+    finally:
+        proc.kill()  # SIGKILL: no finally, no atexit in the lab
+        proc.wait(timeout=10)
+    deadline = time.monotonic() + 5
+    while [p for p in pids if Path(f"/proc/{p}").exists()] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [p for p in pids if Path(f"/proc/{p}").exists()] == []
+    assert set(namespaces) <= set(netns.remove_stale())
+    assert not [n for n in os.listdir(netns.NETNS_DIR) if n.startswith(prefix)]
