@@ -26,11 +26,6 @@ def diagnosed(name: str) -> Diagnosis:
     return diagnose(capture, analyze_tcp(capture.packets))
 
 
-@cache
-def dns_decoded(name: str) -> bool:
-    return bool(read_capture(LAB / f"{name}.pcap").dns.packet_index.size)
-
-
 def finding(name: str, code: str) -> Finding | None:
     return next((f for f in diagnosed(name).findings if f.code == code), None)
 
@@ -38,10 +33,6 @@ def finding(name: str, code: str) -> Finding | None:
 @pytest.mark.parametrize("name", sorted(MANIFEST) or ["lab captures absent"])
 def test_first_finding_is_the_expected_factor(name: str) -> None:
     require(LAB)
-    if MANIFEST[name]["expected_primary_factor"] == "dns" and not dns_decoded(name):
-        # The reader's DNS table lands separately (reader branch f807977); until then the
-        # capture has no DNS messages to reason on. Turns into a plain pass once it is there.
-        pytest.xfail("the reader does not decode DNS yet: Capture.dns is empty")
     findings = diagnosed(name).findings
     assert findings, f"{name}: no finding"
     assert findings[0].factor == MANIFEST[name]["expected_primary_factor"], [
@@ -140,6 +131,16 @@ def test_no_connection_reuse_sums_handshakes_and_slow_starts() -> None:
     assert finding("no_reuse_uploads", "slow-start-bound") is None
     assert diagnosed("no_reuse_uploads").flows[3].limiting_factor == "connection_setup"
     assert finding("nagle_delack", "no-connection-reuse") is None
+
+
+def test_dns_delay_calls_out_the_reverse_lookup() -> None:
+    f = finding("dns_delay_upload", "dns-delay")
+    assert f is not None and f.severity == "high" and f.flows == (1,)
+    assert "10.77.0.1 waited 3.0 s for DNS" in f.summary
+    assert "reverse (PTR) lookup of the IP literal 10.77.0.2 took 1.5 s" in f.summary
+    assert "NXDOMAIN" in f.summary
+    assert f.evidence.frames == (1, 2, 3, 4, 5)
+    assert finding("no_reuse_uploads", "dns-delay") is None
 
 
 def test_round_trip_bound_only_when_nothing_worse() -> None:
