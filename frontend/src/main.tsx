@@ -2,6 +2,7 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./app/App";
 import "./styles/theme.css";
+import "./styles/app.css";
 
 const root = document.getElementById("root");
 if (!root) {

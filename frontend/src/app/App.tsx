@@ -1,17 +1,28 @@
-import { HealthStatus } from "../features/health/HealthStatus";
-import { ThemeToggle } from "./ThemeToggle";
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { useState } from "react";
+import { RouterProvider } from "react-router";
+import { isNotFound, isUnauthenticated } from "../api/http";
+import { makeRouter } from "../routes/router";
+
+function makeQueryClient() {
+  return new QueryClient({
+    defaultOptions: {
+      queries: {
+        // A 404 or 401 will not change by asking again; other failures may be transient.
+        retry: (failures, error) => !isNotFound(error) && !isUnauthenticated(error) && failures < 2,
+        refetchOnWindowFocus: false,
+        staleTime: 10_000,
+      },
+    },
+  });
+}
 
 export function App() {
+  const [client] = useState(makeQueryClient);
+  const [router] = useState(makeRouter);
   return (
-    <>
-      <header className="app-header">
-        <h1 className="app-title">tcplens</h1>
-        <ThemeToggle />
-      </header>
-      <main className="app-main">
-        <p className="tagline">Why was this TCP transfer slow, and what do I change?</p>
-        <HealthStatus />
-      </main>
-    </>
+    <QueryClientProvider client={client}>
+      <RouterProvider router={router} />
+    </QueryClientProvider>
   );
 }

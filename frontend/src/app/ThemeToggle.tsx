@@ -13,7 +13,12 @@ export function ThemeToggle() {
   useEffect(() => applyTheme(choice), [choice]);
 
   return (
-    <button type="button" onClick={() => setChoice(nextTheme)} title="Switch colour theme">
+    <button
+      type="button"
+      className="theme-toggle"
+      onClick={() => setChoice(nextTheme)}
+      title="Switch colour theme"
+    >
       {LABEL[choice]}
     </button>
   );

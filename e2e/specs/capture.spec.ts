@@ -1,0 +1,153 @@
+// The main path of the product, in a real browser against the real app: drop a capture, watch it
+// being analysed, read the diagnosis, sort the flows, share it, and check who may see it.
+
+import type { BrowserContext, Page } from "@playwright/test";
+import { expect, test } from "../fixtures";
+import { dropFiles, labCapture, newEmail, screenshot, signUpInBrowser } from "../pages/app";
+
+const RWND = labCapture("rwnd_small_upload.pcap");
+const NO_REUSE = labCapture("no_reuse_uploads.pcap");
+
+test.describe.configure({ mode: "serial" });
+test.skip(
+  RWND === null || NO_REUSE === null,
+  "../shared/captures/lab is absent: these specs need the lab captures (CI always has them)",
+);
+
+// Alice's browser: she uploads and shares; the other people use browsers of their own.
+let alice: BrowserContext;
+let page: Page;
+let captureUrl = "";
+
+test.beforeAll(async ({ browser }) => {
+  alice = await browser.newContext({ baseURL: process.env.TCPLENS_E2E_BASE_URL });
+  page = await alice.newPage();
+  await signUpInBrowser(page, newEmail("alice"));
+});
+
+test.afterAll(async () => {
+  await alice.close();
+});
+
+test("drop a capture, watch it analysed, read the diagnosis and the flow", async () => {
+  test.setTimeout(90_000);
+  await screenshot(page, "01-captures-empty");
+  await dropFiles(page, [RWND as string]);
+
+  // The tray follows the upload; with one file the app opens its page, where the analysis
+  // progress shows until the diagnosis replaces it.
+  const tray = page.getByRole("region", { name: "Uploads" });
+  await expect(tray.getByText("rwnd_small_upload.pcap")).toBeVisible();
+  await page.waitForURL(/\/captures\/[0-9a-f-]{36}$/);
+  captureUrl = new URL(page.url()).pathname;
+  await expect(tray.getByText("Analysis complete")).toBeVisible({ timeout: 60_000 });
+  await expect(tray.getByRole("progressbar")).toHaveAttribute("aria-valuenow", "100");
+
+  await expect(
+    page.getByRole("heading", { level: 1, name: "rwnd_small_upload.pcap" }),
+  ).toBeVisible();
+  await expect(page.getByRole("heading", { name: "Diagnosis" })).toBeVisible();
+  // The capture's facts as the reader found them (tshark counts 857 frames in this file).
+  await expect(page.locator(".facts")).toContainText("857");
+
+  // The one connection: a 300 KB HTTP POST from the client to the server on port 80.
+  const row = page.locator("tr[data-flow='1']");
+  await expect(row).toContainText("10.77.0.1:59368");
+  await expect(row).toContainText("10.77.0.2:80");
+  await expect(row).toContainText("307 kB");
+  await expect(row).toContainText("60.8 ms");
+  await expect(
+    page.locator(".waterfall__row[data-flow='1'] rect[data-kind='handshake']"),
+  ).toHaveCount(1);
+  await screenshot(page, "02-capture-overview");
+});
+
+test("the share link opens the same diagnosis without signing in", async ({ browser }) => {
+  expect(captureUrl, "the first test uploaded a capture").not.toBe("");
+  await page.goto(captureUrl);
+  const diagnosis = await page.locator(".diagnosis").innerText();
+
+  await page.getByRole("button", { name: "Share" }).click();
+  const dialog = page.getByRole("dialog", { name: "Share this analysis" });
+  await dialog.getByLabel("Link expires after").selectOption({ label: "7 days" });
+  await dialog.getByRole("button", { name: "Create link" }).click();
+  const link = dialog.getByLabel(/Share link/);
+  await expect(link).toHaveValue(/\/shared\/[A-Za-z0-9_-]{22,}$/);
+  const shareUrl = await link.inputValue();
+  await expect(dialog.getByRole("cell", { name: "active" })).toBeVisible();
+  await screenshot(page, "03-share-dialog");
+  await dialog.getByRole("button", { name: "Close" }).click();
+
+  // A stranger's browser: no account, no cookie.
+  const stranger = await browser.newContext();
+  const strangerPage = await stranger.newPage();
+  await strangerPage.goto(shareUrl);
+  await expect(
+    strangerPage.getByText("You are viewing a shared analysis, read-only."),
+  ).toBeVisible();
+  await expect(
+    strangerPage.getByRole("heading", { level: 1, name: "rwnd_small_upload.pcap" }),
+  ).toBeVisible();
+  await expect(strangerPage.locator(".diagnosis")).toHaveText(diagnosis);
+  await expect(strangerPage.locator("tr[data-flow='1']")).toContainText("10.77.0.1:59368");
+  await expect(strangerPage.getByRole("button", { name: "Share" })).toHaveCount(0);
+  await screenshot(strangerPage, "04-shared-view");
+  await stranger.close();
+});
+
+test("someone from another workspace gets 'not found' for the capture's URL", async ({
+  browser,
+}) => {
+  expect(captureUrl).not.toBe("");
+  const mallory = await browser.newContext({ baseURL: process.env.TCPLENS_E2E_BASE_URL });
+  const malloryPage = await mallory.newPage();
+  await signUpInBrowser(malloryPage, newEmail("mallory"));
+  await malloryPage.goto(captureUrl);
+  await expect(malloryPage.getByRole("heading", { name: "Capture not found" })).toBeVisible();
+  await expect(malloryPage.getByText("rwnd_small_upload.pcap")).toHaveCount(0);
+  const api = await malloryPage.request.get(`/api/v1${captureUrl}`);
+  expect(api.status()).toBe(404);
+  await screenshot(malloryPage, "05-other-workspace-not-found");
+  await mallory.close();
+});
+
+test("sort the flow table of a capture with many connections", async () => {
+  test.setTimeout(90_000);
+  await page.goto("/");
+  await page.getByLabel("Choose capture files").setInputFiles(NO_REUSE as string);
+  await page.waitForURL(/\/captures\/[0-9a-f-]{36}$/);
+  await expect(page.getByRole("heading", { name: "Flows" })).toBeVisible({ timeout: 60_000 });
+
+  const rows = page.locator("tbody tr[data-flow]");
+  await expect(rows).toHaveCount(8); // 8 uploads, each on a new connection
+  const flowOrder = () =>
+    rows.evaluateAll((trs) => trs.map((tr) => Number(tr.getAttribute("data-flow"))));
+  const throughputColumn = () =>
+    rows.evaluateAll((trs) => trs.map((tr) => tr.querySelectorAll("td")[6]?.textContent ?? ""));
+
+  await page.getByRole("button", { name: /^#/ }).click();
+  expect(await flowOrder()).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+  await page.getByRole("button", { name: /^#/ }).click();
+  expect(await flowOrder()).toEqual([8, 7, 6, 5, 4, 3, 2, 1]);
+  await expect(page).toHaveURL(/sort=id&order=desc/);
+
+  // Throughput, biggest first: the figures in the column never increase going down.
+  await page.getByRole("button", { name: /^Throughput/ }).click();
+  const rates = (await throughputColumn()).map(bitsPerSecond);
+  expect(rates.every(Number.isFinite)).toBe(true);
+  expect(rates).toEqual([...rates].sort((a, b) => b - a));
+  await expect(page.getByRole("columnheader", { name: /Throughput/ })).toHaveAttribute(
+    "aria-sort",
+    "descending",
+  );
+  // The waterfall has one row per connection: no reuse, visible at a glance.
+  await expect(page.locator(".waterfall__row")).toHaveCount(8);
+  await screenshot(page, "06-flow-table-sorted");
+});
+
+function bitsPerSecond(text: string): number {
+  const match = /([\d.]+)\s*(bit|kbit|Mbit|Gbit)\/s/.exec(text);
+  if (!match) return Number.NaN;
+  const scale = { bit: 1, kbit: 1e3, Mbit: 1e6, Gbit: 1e9 }[match[2] as "bit"];
+  return Number(match[1]) * scale;
+}

@@ -1,0 +1,62 @@
+// The typed API client: openapi-fetch over the types generated from the server's OpenAPI schema
+// (schema.gen.ts, `npm run api:generate`), with the CSRF header on unsafe requests and every
+// error turned into an ApiError carrying the server's problem document.
+
+import createClient, { type Middleware } from "openapi-fetch";
+import { ApiError, type Problem } from "./client";
+import { CSRF_HEADER, csrfToken, isUnsafe } from "./csrf";
+import type { paths } from "./schema.gen";
+
+const csrf: Middleware = {
+  onRequest({ request }) {
+    const token = csrfToken();
+    if (token && isUnsafe(request.method)) request.headers.set(CSRF_HEADER, token);
+    return request;
+  },
+};
+
+export const api = createClient<paths>({ baseUrl: "", credentials: "same-origin" });
+api.use(csrf);
+
+interface Answer<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
+/** The body of a successful answer, or throw an ApiError with the problem the server sent. */
+export async function unwrap<T>(call: Promise<Answer<T>>): Promise<T> {
+  const { data, error, response } = await call;
+  if (!response.ok) throw new ApiError(problemFrom(response, error));
+  return data as T;
+}
+
+export function problemFrom(
+  response: { status: number; statusText: string },
+  body: unknown,
+): Problem {
+  const fallback: Problem = {
+    type: "about:blank",
+    title: response.statusText || "Request failed",
+    status: response.status,
+    detail: `the server answered ${response.status}`,
+    code: "http_error",
+  };
+  if (body && typeof body === "object") return { ...fallback, ...(body as Partial<Problem>) };
+  return fallback;
+}
+
+export function isNotFound(error: unknown): boolean {
+  return error instanceof ApiError && error.problem.status === 404;
+}
+
+export function isUnauthenticated(error: unknown): boolean {
+  return error instanceof ApiError && error.problem.status === 401;
+}
+
+/** What to tell a user about a failed request: the server's words when it sent some. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof ApiError) return error.problem.detail || error.problem.title;
+  if (error instanceof Error) return error.message;
+  return "something went wrong";
+}

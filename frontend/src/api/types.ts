@@ -1,0 +1,20 @@
+// Names for the generated schema types the SPA uses (schema.gen.ts is generated: do not edit it).
+
+import type { components } from "./schema.gen";
+
+type Schemas = components["schemas"];
+
+export type Capture = Schemas["CaptureOut"];
+export type CapturePage = Schemas["CapturePageOut"];
+export type UploadAccepted = Schemas["UploadAccepted"];
+export type Flow = Schemas["FlowOut"];
+export type FlowPage = Schemas["FlowPageOut"];
+export type Finding = Schemas["FindingOut"];
+export type Session = Schemas["SessionOut"];
+export type Workspace = Schemas["WorkspaceOut"];
+export type Member = Schemas["MemberOut"];
+export type ApiToken = Schemas["TokenOut"];
+export type ApiTokenIssued = Schemas["TokenIssued"];
+export type ShareLink = Schemas["ShareLinkOut"];
+export type ShareLinkIssued = Schemas["ShareLinkIssued"];
+export type CaptureStatus = Capture["status"];

@@ -1,0 +1,96 @@
+import { useId, useState } from "react";
+import { Link, Navigate, useNavigate, useSearchParams } from "react-router";
+import { errorMessage } from "../../api/http";
+import { useSession, useSignIn } from "../../api/session";
+
+/** Where to go after signing in: only a path on this site (never an open redirect). */
+function safeNext(next: string | null): string {
+  return next?.startsWith("/") && !next.startsWith("//") ? next : "/";
+}
+
+export function AuthPage({ mode }: { mode: "login" | "signup" }) {
+  const session = useSession();
+  const signIn = useSignIn(mode);
+  const navigate = useNavigate();
+  const [params] = useSearchParams();
+  const next = safeNext(params.get("next"));
+  const [email, setEmail] = useState("");
+  const [password, setPassword] = useState("");
+  const emailId = useId();
+  const passwordId = useId();
+  const isLogin = mode === "login";
+
+  if (session.data) return <Navigate to={next} replace />;
+
+  return (
+    <section className="auth-card" aria-labelledby="auth-title">
+      <h1 id="auth-title" className="auth-card__title">
+        {isLogin ? "Sign in to tcplens" : "Create your tcplens account"}
+      </h1>
+      <p className="muted">Find out why a TCP transfer was slow, and what to change.</p>
+      <form
+        className="form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          signIn.mutate(
+            { email, password },
+            { onSuccess: () => navigate(next, { replace: true }) },
+          );
+        }}
+      >
+        <div className="field">
+          <label className="field__label" htmlFor={emailId}>
+            E-mail
+          </label>
+          <input
+            id={emailId}
+            className="input"
+            type="email"
+            autoComplete="email"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.currentTarget.value)}
+          />
+        </div>
+        <div className="field">
+          <label className="field__label" htmlFor={passwordId}>
+            Password
+          </label>
+          <input
+            id={passwordId}
+            className="input"
+            type="password"
+            autoComplete={isLogin ? "current-password" : "new-password"}
+            required
+            minLength={isLogin ? undefined : 8}
+            value={password}
+            onChange={(e) => setPassword(e.currentTarget.value)}
+          />
+        </div>
+        {signIn.isError && (
+          <p className="form-error" role="alert">
+            {errorMessage(signIn.error)}
+          </p>
+        )}
+        <button
+          type="submit"
+          className="button button--primary button--wide"
+          disabled={signIn.isPending}
+        >
+          {isLogin ? "Sign in" : "Create account"}
+        </button>
+      </form>
+      <p className="auth-card__switch">
+        {isLogin ? (
+          <>
+            New here? <Link to={`/signup?next=${encodeURIComponent(next)}`}>Create an account</Link>
+          </>
+        ) : (
+          <>
+            Have an account? <Link to={`/login?next=${encodeURIComponent(next)}`}>Sign in</Link>
+          </>
+        )}
+      </p>
+    </section>
+  );
+}

@@ -1,0 +1,120 @@
+import { useId, useState } from "react";
+import { errorMessage } from "../../api/http";
+import { useCreateShareLink, useRevokeShareLink, useShareLinks } from "../../api/shares";
+import type { ShareLink } from "../../api/types";
+import { CopyField } from "../../app/CopyField";
+import { Dialog } from "../../app/Dialog";
+
+const EXPIRY_CHOICES: readonly { label: string; seconds: number | null }[] = [
+  { label: "1 day", seconds: 86_400 },
+  { label: "7 days", seconds: 7 * 86_400 },
+  { label: "30 days", seconds: 30 * 86_400 },
+  { label: "Never (until revoked)", seconds: null },
+];
+
+/** Create a read-only link to this capture, copy it, and revoke links made earlier. */
+export function ShareDialog({ captureId, onClose }: { captureId: string; onClose: () => void }) {
+  const links = useShareLinks(captureId);
+  const create = useCreateShareLink(captureId);
+  const revoke = useRevokeShareLink(captureId);
+  const [expiry, setExpiry] = useState(1);
+  const expiryId = useId();
+  const issued = create.data;
+
+  return (
+    <Dialog title="Share this analysis" onClose={onClose}>
+      <p className="muted">
+        Anyone with the link sees this capture's diagnosis, flows and graphs, read-only, without
+        signing in. Nothing else in your workspace.
+      </p>
+      <form
+        className="share-form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          create.mutate(EXPIRY_CHOICES[expiry]?.seconds ?? null);
+        }}
+      >
+        <label className="field__label" htmlFor={expiryId}>
+          Link expires after
+        </label>
+        <div className="share-form__row">
+          <select
+            id={expiryId}
+            className="input"
+            value={expiry}
+            onChange={(e) => setExpiry(Number(e.currentTarget.value))}
+          >
+            {EXPIRY_CHOICES.map((choice, index) => (
+              <option key={choice.label} value={index}>
+                {choice.label}
+              </option>
+            ))}
+          </select>
+          <button type="submit" className="button button--primary" disabled={create.isPending}>
+            Create link
+          </button>
+        </div>
+      </form>
+      {create.isError && (
+        <p className="form-error" role="alert">
+          {errorMessage(create.error)}
+        </p>
+      )}
+      {issued && (
+        <div className="share-issued">
+          <CopyField label="Share link (shown once — copy it now)" value={issued.url} />
+        </div>
+      )}
+      <h3 className="subhead">Links to this capture</h3>
+      {links.isPending ? (
+        <p className="muted">Loading…</p>
+      ) : links.isError ? (
+        <p className="form-error">{errorMessage(links.error)}</p>
+      ) : links.data.length === 0 ? (
+        <p className="muted">No links yet.</p>
+      ) : (
+        <table className="table table--compact">
+          <thead>
+            <tr>
+              <th scope="col">Created</th>
+              <th scope="col">Expires</th>
+              <th scope="col">State</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {links.data.map((link) => (
+              <tr key={link.id}>
+                <td className="num">{new Date(link.created_at).toLocaleString()}</td>
+                <td className="num">
+                  {link.expires_at ? new Date(link.expires_at).toLocaleString() : "never"}
+                </td>
+                <td>{linkState(link)}</td>
+                <td>
+                  {linkState(link) === "active" && (
+                    <button
+                      type="button"
+                      className="button button--danger button--small"
+                      disabled={revoke.isPending}
+                      onClick={() => revoke.mutate(link.id)}
+                    >
+                      Revoke
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Dialog>
+  );
+}
+
+export function linkState(link: ShareLink, now = Date.now()): "active" | "expired" | "revoked" {
+  if (link.revoked_at) return "revoked";
+  if (link.expires_at && Date.parse(link.expires_at) <= now) return "expired";
+  return "active";
+}

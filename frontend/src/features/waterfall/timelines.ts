@@ -1,0 +1,55 @@
+// API flows and findings → connection timelines for the waterfall. The flow summary may carry
+// the exact timeline (syn_s, handshake_done_s, idle_gaps_s, dns_s); when it does not, the
+// handshake is start + handshake RTT and DNS waits come from the DNS findings' evidence.
+
+import type { Finding, Flow } from "../../api/types";
+import { numberAt } from "../flow-table/fromApi";
+import type { ConnectionTimeline } from "./geometry";
+
+type Range = readonly [number, number];
+
+function rangeOf(value: unknown): Range | undefined {
+  if (!Array.isArray(value) || value.length !== 2) return undefined;
+  const [a, b] = value as unknown[];
+  return typeof a === "number" && typeof b === "number" && b >= a ? [a, b] : undefined;
+}
+
+function rangesOf(value: unknown): Range[] {
+  if (!Array.isArray(value)) return [];
+  return value.map(rangeOf).filter((r): r is Range => r !== undefined);
+}
+
+export function connectionTimelines(
+  flows: readonly Flow[],
+  findings: readonly Finding[],
+): ConnectionTimeline[] {
+  const dnsByFlow = new Map<number, Range>();
+  for (const finding of findings) {
+    if (finding.factor !== "dns") continue;
+    const ranges = rangesOf(finding.evidence.time_ranges_s);
+    finding.flows.forEach((flowId, index) => {
+      const range = ranges[index] ?? ranges[0];
+      if (range && !dnsByFlow.has(flowId)) dnsByFlow.set(flowId, range);
+    });
+  }
+
+  return flows.map((flow) => {
+    const summary = flow.summary;
+    const startS = flow.start_s;
+    const endS = flow.start_s + flow.duration_s;
+    const synS = numberAt(summary, "syn_s") ?? startS;
+    const doneS = numberAt(summary, "handshake_done_s");
+    const rttMs = numberAt(summary, "handshake_rtt_ms");
+    const handshakeS: Range | undefined =
+      doneS !== null ? [synS, doneS] : rttMs !== null ? [synS, synS + rttMs / 1000] : undefined;
+    return {
+      flowId: flow.id,
+      label: flow.server,
+      startS,
+      endS,
+      handshakeS,
+      dnsS: rangeOf(summary.dns_s) ?? dnsByFlow.get(flow.id),
+      idleS: rangesOf(summary.idle_gaps_s),
+    };
+  });
+}

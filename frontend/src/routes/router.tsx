@@ -1,0 +1,82 @@
+import { createBrowserRouter, Outlet } from "react-router";
+import { AppShell, TopBar } from "../app/AppShell";
+import { NotFound } from "../app/NotFound";
+import { AuthPage } from "../features/auth/AuthPage";
+import { CapturesPage } from "../features/captures/CapturesPage";
+import { HealthStatus } from "../features/health/HealthStatus";
+import { MembersPage } from "../features/members/MembersPage";
+import { CaptureOverview } from "../features/overview/CaptureOverview";
+import { SharedBanner } from "../features/shared/SharedBanner";
+import { TokensPage } from "../features/tokens/TokensPage";
+import { FlowPageRoute } from "./FlowPageRoute";
+import { RequireSession } from "./RequireSession";
+import { useCaptureScope } from "./scopeRoutes";
+
+function CaptureRoute() {
+  const scope = useCaptureScope();
+  return <CaptureOverview key={JSON.stringify(scope)} scope={scope} />;
+}
+
+/** The read-only pages of a share link: no sign-in, no uploads, a banner that says so. */
+function SharedLayout() {
+  return (
+    <>
+      <TopBar />
+      <SharedBanner />
+      <main className="page" id="main">
+        <Outlet />
+      </main>
+    </>
+  );
+}
+
+function BareLayout() {
+  return (
+    <>
+      <TopBar />
+      <main className="page page--narrow" id="main">
+        <Outlet />
+      </main>
+      <footer className="footer">
+        <HealthStatus />
+      </footer>
+    </>
+  );
+}
+
+export const routes = [
+  {
+    element: <BareLayout />,
+    children: [
+      { path: "/login", element: <AuthPage mode="login" /> },
+      { path: "/signup", element: <AuthPage mode="signup" /> },
+    ],
+  },
+  {
+    element: <SharedLayout />,
+    children: [
+      { path: "/shared/:token", element: <CaptureRoute /> },
+      { path: "/shared/:token/flows/:flowId", element: <FlowPageRoute /> },
+    ],
+  },
+  {
+    element: <RequireSession />,
+    children: [
+      {
+        element: <AppShell />,
+        children: [
+          { path: "/", element: <CapturesPage /> },
+          { path: "/captures/:captureId", element: <CaptureRoute /> },
+          { path: "/captures/:captureId/flows/:flowId", element: <FlowPageRoute /> },
+          { path: "/settings/tokens", element: <TokensPage /> },
+          { path: "/settings/members", element: <MembersPage /> },
+          { path: "*", element: <NotFound /> },
+        ],
+      },
+    ],
+  },
+];
+
+export function makeRouter() {
+  return createBrowserRouter(routes);
+}
