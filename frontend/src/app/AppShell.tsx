@@ -52,7 +52,11 @@ export function TopBar({ children }: { children?: React.ReactNode }) {
       )}
       {children}
       <div className="topbar__right">
-        {workspace && <span className="topbar__workspace">{workspace.name}</span>}
+        {workspace && (session.data?.workspaces.length ?? 0) > 1 && (
+          <span className="topbar__workspace" title="Workspace">
+            {workspace.name}
+          </span>
+        )}
         <ThemeToggle />
         {user ? (
           <>

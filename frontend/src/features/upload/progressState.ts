@@ -15,6 +15,9 @@ export type ProgressState =
 export const SUPPORTED_FORMATS_HINT =
   "tcplens reads pcap and pcapng files (tcpdump, Wireshark, tshark), also gzip- or zstd-compressed.";
 
+/** Reader errors (tcplens.capture.errors) after which the formats are worth repeating. */
+const FORMAT_ERRORS = new Set(["not_a_capture", "unsupported_format", "bad_compression"]);
+
 /** The analysis side of the progress, from the polled capture. */
 export function analysisState(capture: Capture): ProgressState {
   switch (capture.status) {
@@ -35,7 +38,7 @@ export function analysisState(capture: Capture): ProgressState {
         kind: "failed",
         title: "The analysis failed",
         message: capture.error?.message ?? "the analysis failed",
-        hint: capture.error?.code === "not_a_capture" ? SUPPORTED_FORMATS_HINT : undefined,
+        hint: FORMAT_ERRORS.has(capture.error?.code ?? "") ? SUPPORTED_FORMATS_HINT : undefined,
       };
   }
 }
