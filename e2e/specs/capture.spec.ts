@@ -65,7 +65,8 @@ test("drop a capture, watch it analysed, read the diagnosis and the flow", async
 test("the share link opens the same diagnosis without signing in", async ({ browser }) => {
   expect(captureUrl, "the first test uploaded a capture").not.toBe("");
   await page.goto(captureUrl);
-  const diagnosis = await page.locator(".diagnosis").innerText();
+  const diagnosis = (await page.locator(".diagnosis").textContent()) ?? "";
+  expect(diagnosis).toContain("Diagnosis");
 
   await page.getByRole("button", { name: "Share" }).click();
   const dialog = page.getByRole("dialog", { name: "Share this analysis" });

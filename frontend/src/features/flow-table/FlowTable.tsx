@@ -173,7 +173,7 @@ export function FlowTable({ scope, rows, view, onViewChange }: FlowTableProps) {
         </label>
         <span className="flow-table__count num" aria-live="polite">
           {shown.length === rows.length
-            ? `${rows.length} flows`
+            ? `${rows.length} flow${rows.length === 1 ? "" : "s"}`
             : `${shown.length} of ${rows.length} flows`}
         </span>
       </div>

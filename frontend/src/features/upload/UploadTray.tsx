@@ -1,3 +1,4 @@
+import { useEffect, useRef } from "react";
 import { Link } from "react-router";
 import { useCapture } from "../../api/captures";
 import { formatBytes } from "../../format/units";
@@ -29,7 +30,11 @@ export function UploadTray() {
               </button>
             </div>
             {entry.captureId ? (
-              <CaptureProgress captureId={entry.captureId} name={entry.name} />
+              <CaptureProgress
+                captureId={entry.captureId}
+                name={entry.name}
+                onSettled={() => dismiss(entry.key)}
+              />
             ) : (
               <ProgressView state={entry.send} label={entry.name} />
             )}
@@ -40,8 +45,28 @@ export function UploadTray() {
   );
 }
 
-function CaptureProgress({ captureId, name }: { captureId: string; name: string }) {
+/** A finished upload leaves the tray after this long; failed ones stay until dismissed. */
+const DONE_LINGER_MS = 8000;
+
+function CaptureProgress({
+  captureId,
+  name,
+  onSettled,
+}: {
+  captureId: string;
+  name: string;
+  onSettled: () => void;
+}) {
   const capture = useCapture({ kind: "capture", captureId });
+  const done = capture.data?.status === "done";
+  // The latest callback, without restarting the timer whenever the tray re-renders.
+  const settle = useRef(onSettled);
+  settle.current = onSettled;
+  useEffect(() => {
+    if (!done) return;
+    const timer = window.setTimeout(() => settle.current(), DONE_LINGER_MS);
+    return () => window.clearTimeout(timer);
+  }, [done]);
   if (!capture.data) return <ProgressView state={{ kind: "queued" }} label={name} />;
   const state = analysisState(capture.data);
   return (
