@@ -1,5 +1,5 @@
 // The flow table's sort and filter live in the URL (?sort=&order=&q=&factor=), so a shared link
-// opens the table as its author saw it. Defaults are left out of the URL.
+// opens the table as its author saw it. The default view is left out of the URL.
 
 import { useCallback, useMemo } from "react";
 import { useSearchParams } from "react-router";
@@ -27,8 +27,13 @@ export function useTableView(): [TableView, (view: TableView) => void] {
             if (value === fallback) out.delete(name);
             else out.set(name, value);
           };
-          put("sort", next.sort, DEFAULT_VIEW.sort);
-          put("order", next.order, DEFAULT_VIEW.order);
+          if (next.sort === DEFAULT_VIEW.sort && next.order === DEFAULT_VIEW.order) {
+            out.delete("sort");
+            out.delete("order");
+          } else {
+            out.set("sort", next.sort);
+            out.set("order", next.order);
+          }
           put("q", next.query, "");
           put("factor", next.factor, "");
           return out;
