@@ -26,8 +26,9 @@ export function Diagnosis({
           Diagnosis
         </h2>
         <p className="diagnosis__none">
-          Nothing held these transfers back: no finding. The connections were as fast as their round
-          trips allowed.
+          No finding: none of the situations tcplens recognises (receiver or sender window limits,
+          loss, slow readers, DNS waits, connection setup, stop-and-wait, Nagle) held these
+          connections back.
         </p>
       </section>
     );
