@@ -47,6 +47,23 @@ test("drop a capture, watch it analysed, read the diagnosis and the flow", async
     page.getByRole("heading", { level: 1, name: "rwnd_small_upload.pcap" }),
   ).toBeVisible();
   await expect(page.getByRole("heading", { name: "Diagnosis" })).toBeVisible();
+  // The diagnosis leads with the receiver window and its numbers: the server's SO_RCVBUF=2048
+  // left a 1448-byte window, which at a ~61 ms round trip caps the upload at ~191 kbit/s.
+  const finding = page.locator(".finding").first();
+  await expect(finding).toHaveAttribute("data-code", "receiver-window-limited");
+  await expect(finding.getByRole("heading")).toContainText("Receiver window too small");
+  await expect(finding).toContainText("1.4 KB");
+  await expect(finding).toContainText("191 kbit/s");
+  await expect(finding).toContainText("61 ms round trip");
+  await expect(finding.locator(".finding__fix")).toContainText("SO_RCVBUF");
+  // Its evidence link opens flow 1 on the time range the finding is about.
+  await expect(finding.getByRole("link", { name: /flow 1/ })).toHaveAttribute(
+    "href",
+    /\/captures\/[0-9a-f-]{36}\/flows\/1\?from=0\.06\d*&to=13\.\d+&finding=\d+$/,
+  );
+  // The flow table says what held the flow back.
+  await expect(page.locator("tr[data-flow='1']")).toContainText("Receiver window");
+
   // The capture's facts as the reader found them (tshark counts 857 frames in this file).
   await expect(page.locator(".facts")).toContainText("857");
 
