@@ -80,8 +80,7 @@ function FindingCard({ scope, finding }: { scope: CaptureScope; finding: Finding
               flow {link.flowId}
               {link.fromS !== undefined && link.toS !== undefined && (
                 <span className="chip__range num">
-                  {" "}
-                  {formatDuration(link.fromS)}–{formatDuration(link.toS)}
+                  {formatDuration(link.fromS)} – {formatDuration(link.toS)}
                 </span>
               )}
             </Link>
