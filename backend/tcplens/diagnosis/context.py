@@ -13,6 +13,7 @@ from tcplens.diagnosis.transfer import F64, Connection, DnsExchange, FlowFacts, 
 
 MAX_RANGES = 20  # evidence time ranges per finding: enough to jump to, few enough to read
 MAX_FRAMES = 50
+MIN_PROBLEM_S = 0.1  # time lost below which nothing is a high or medium problem
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,12 @@ class Context:
         return seconds / self.active_s if self.active_s > 0 else 0.0
 
     def severity(self, seconds: float, *, tunable: bool = True, cap: Severity = "high") -> Severity:
-        """Severity from the share of the active time, never above ``cap``."""
+        """Severity from the share of the active time, never above ``cap``; under
+        ``MIN_PROBLEM_S`` in all it is at most ``low`` whatever its share: a short capture
+        makes a few round trips a large share without anyone waiting for them."""
         sev = severity_for_share(self.share(seconds), tunable=tunable)
+        if seconds < MIN_PROBLEM_S and SEVERITY_RANK[sev] < SEVERITY_RANK["low"]:
+            sev = "low"
         return sev if SEVERITY_RANK[sev] >= SEVERITY_RANK[cap] else cap
 
     def transfer(self, flow: int) -> Transfer | None:

@@ -51,6 +51,8 @@ def diagnose(capture: Capture, analysis: TcpAnalysis) -> Diagnosis:
         (conn.flow, _verdict(factor_shares(conn, spans), conn.flow in ctx.claimed_by_setup))
         for conn, spans in zip(conns, labelled, strict=True)
     )
+    # A factor that cost no measurable time (under a millisecond) is not worth a line.
+    findings = [f for f in findings if f.time_lost_s is None or f.time_lost_s >= 0.001]
     # "Already efficient" is only worth saying when nothing worse was found.
     if any(f.severity in ("high", "medium") for f in findings):
         findings = [f for f in findings if f.code != round_trip_bound.CODE]
@@ -62,7 +64,7 @@ def _verdict(shares: dict[Factor, float], setup_claimed: bool) -> FlowVerdict:
     finding explains counts its slow start as connection setup: reuse would have removed both."""
     if setup_claimed and "slow_start" in shares:
         moved = shares.pop("slow_start")
-        shares["connection_setup"] = round(shares.get("connection_setup", 0.0) + moved, 4)
+        shares["connection_setup"] = shares.get("connection_setup", 0.0) + moved
     if not shares:
         return FlowVerdict(None, shares)
     ranked = sorted(shares.items(), key=lambda kv: (-kv[1], FACTORS.index(kv[0])))

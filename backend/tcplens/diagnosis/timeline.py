@@ -139,6 +139,8 @@ class Intervals:
 
 def _at(times: F64, values: npt.NDArray[np.int64], query: F64, before: int) -> I64:
     """The value in force at each query time (last entry at or before it), ``before`` if none."""
+    if times.size == 0:  # a receiver that never acknowledged anything
+        return np.full(query.shape, before, np.int64)
     idx = np.searchsorted(times, query, side="right") - 1
     out = np.where(idx >= 0, values[np.maximum(idx, 0)], before)
     return out.astype(np.int64)
@@ -231,7 +233,9 @@ def label_transfer(tr: Transfer, base_rtt: float) -> Intervals:
         r_t = tr.t[rtx_idx]
         recovery_point = np.maximum.accumulate(tr.seq_end)[rtx_idx]
         k = np.searchsorted(ack_cum, recovery_point, side="left")
-        end = np.where(k < ack_cum.size, tr.ack_t[np.minimum(k, ack_cum.size - 1)], np.inf)
+        end = np.full(k.size, np.inf)  # never acknowledged: recovery lasts to the end
+        if ack_cum.size:
+            end = np.where(k < ack_cum.size, tr.ack_t[np.minimum(k, ack_cum.size - 1)], np.inf)
         end = np.maximum.accumulate(end + tr.lag_s)
         j = np.searchsorted(r_t, t0, side="right") - 1
         in_recovery = (j >= 0) & (end[np.maximum(j, 0)] > t0)
@@ -422,8 +426,9 @@ def factor_shares(conn: Connection, spans: Intervals) -> dict[Factor, float]:
         minlength=len(FACTORS),
     )
     scale = min(1.0, total / max(float(durations.sum()), 1e-12))
+    # Rounded down, so that the shares never sum to more than 1 by rounding.
     return {
-        FACTORS[i]: round(float(durations[i]) * scale / total, 4)
+        FACTORS[i]: float(np.floor(float(durations[i]) * scale / total * 1e4) / 1e4)
         for i in range(len(FACTORS))
         if durations[i] > 0
     }

@@ -4,9 +4,13 @@ case among others. Each builder states the situation it models; the arrays are w
 
 from __future__ import annotations
 
+import ipaddress
+
 import numpy as np
 
-from tcplens.diagnosis.transfer import Connection, Transfer
+from tcplens.diagnosis.context import Context
+from tcplens.diagnosis.timeline import Intervals, label_connection
+from tcplens.diagnosis.transfer import Connection, FlowFacts, Transfer
 
 SEG = 1000
 
@@ -110,3 +114,28 @@ def connection(tr: Transfer, rtt: float) -> Connection:
         syn_frame=1,
         transfers=(tr,),
     )
+
+
+def context(conns: list[Connection]) -> Context:
+    """The rules' context for built connections (client 10.0.0.1, server 10.0.0.2:80)."""
+    f = np.array
+    n = len(conns)
+    addr = np.frombuffer(ipaddress.IPv6Address("::ffff:10.0.0.1").packed, np.uint8)
+    server = np.frombuffer(ipaddress.IPv6Address("::ffff:10.0.0.2").packed, np.uint8)
+    facts = FlowFacts(
+        id=f([c.flow for c in conns], np.int64),
+        start_s=f([c.start_s for c in conns]),
+        end_s=f([c.end_s for c in conns]),
+        syn_s=f([c.syn_s if c.syn_s is not None else np.nan for c in conns]),
+        established_s=f([c.established_s if c.established_s is not None else np.nan for c in conns]),
+        handshake_rtt_s=f([c.handshake_rtt_s or np.nan for c in conns]),
+        last_data_s=f([max((float(tr.t[-1]) for tr in c.transfers), default=np.nan) for c in conns]),
+        payload=f([sum(tr.payload_bytes for tr in c.transfers) for c in conns], np.int64),
+        first_frame=f([c.first_frame for c in conns], np.int64),
+        client_addr=np.tile(addr, (n, 1)),
+        client_port=np.arange(40000, 40000 + n, dtype=np.uint16),
+        server_addr=np.tile(server, (n, 1)),
+        server_port=np.full(n, 80, np.uint16),
+    )  # fmt: skip
+    spans = Intervals.concat([label_connection(c) for c in conns])
+    return Context(facts, conns, spans, [])
