@@ -37,12 +37,18 @@ class Context:
 
     def __post_init__(self) -> None:
         self.by_flow = {c.flow: c for c in self.connections}
+        self._factor_times: dict[Factor, FactorTime] = {}
         answered = [d for d in self.dns if d.answer_t is not None]
         starts = np.concatenate((self.facts.start_s, [d.query_t for d in answered]))
         ends = np.concatenate((self.facts.end_s, [d.answer_t or 0.0 for d in answered]))
         self.active_s = _union_length(starts, ends)
 
     def factor_time(self, factor: Factor) -> FactorTime:
+        if factor not in self._factor_times:
+            self._factor_times[factor] = self._factor_time(factor)
+        return self._factor_times[factor]
+
+    def _factor_time(self, factor: Factor) -> FactorTime:
         sp = self.spans.take(self.spans.of(factor))
         if sp.flow.size == 0:
             return FactorTime((), {}, 0.0, sp)

@@ -59,9 +59,15 @@ def flow_facts(analysis: TcpAnalysis, origin: int) -> FlowFacts:
         out: F64 = np.where(ns >= 0, (ns - origin) / 1e9, np.nan)
         return out
 
-    data = seg.payload_len > 0
-    last_ns = np.full(n, -1, np.int64)
-    np.maximum.at(last_ns, seg.flow[data].astype(np.int64), seg.time_ns[data])
+    # Segments are grouped by (flow, direction): the latest data time of each group is one
+    # reduceat over the group boundaries (empty groups masked out afterwards).
+    data_t = np.where(seg.payload_len > 0, seg.time_ns, -1)
+    starts = seg.offsets[:-1]
+    nonempty = starts < seg.offsets[1:]
+    per_dir = np.full(starts.size, -1, np.int64)
+    if data_t.size:
+        per_dir[nonempty] = np.maximum.reduceat(data_t, starts[nonempty])
+    last_ns = per_dir.reshape(n, 2).max(axis=1) if n else np.zeros(0, np.int64)
     hs = flows.handshake_rtt_ns
     return FlowFacts(
         id=flows.id.astype(np.int64),

@@ -137,13 +137,23 @@ class Intervals:
         )
 
 
+def _index(times: F64, query: F64) -> I64:
+    """Index of the last entry at or before each query time, -1 if none."""
+    idx: I64 = np.searchsorted(times, query, side="right") - 1
+    return idx
+
+
+def _pick(values: npt.NDArray[np.int64], idx: I64, before: int) -> I64:
+    """``values[idx]``, or ``before`` where ``idx`` is -1 (nothing acknowledged yet)."""
+    if values.size == 0:  # a receiver that never acknowledged anything
+        return np.full(idx.shape, before, np.int64)
+    out: I64 = np.where(idx >= 0, values[np.maximum(idx, 0)], before).astype(np.int64)
+    return out
+
+
 def _at(times: F64, values: npt.NDArray[np.int64], query: F64, before: int) -> I64:
     """The value in force at each query time (last entry at or before it), ``before`` if none."""
-    if times.size == 0:  # a receiver that never acknowledged anything
-        return np.full(query.shape, before, np.int64)
-    idx = np.searchsorted(times, query, side="right") - 1
-    out = np.where(idx >= 0, values[np.maximum(idx, 0)], before)
-    return out.astype(np.int64)
+    return _pick(values, _index(times, query), before)
 
 
 def _running_max_by_group(values: I64, group: I64) -> I64:
@@ -205,16 +215,17 @@ def label_transfer(tr: Transfer, base_rtt: float) -> Intervals:
     # handshake's lag is only an estimate of the sender's reaction time.
     start_view = t0 - tr.lag_s + max(0.0005, 0.05 * tr.lag_s)
     big = np.iinfo(np.int64).max // 4
-    edge_v = _at(tr.ack_t, edge_cum, resume_view, big)
-    ack_v = _at(tr.ack_t, ack_cum, resume_view, 0)
+    at_resume = _index(tr.ack_t, resume_view)  # one search, four quantities
+    edge_v = _pick(edge_cum, at_resume, big)
+    ack_v = _pick(ack_cum, at_resume, 0)
     # "Everything acknowledged" includes the ACK that let the sender resume (an application's
     # answer often carries it), so this view looks just past the resume instead of before it.
     # Its margin is small: near the sender, ACKs only tens of microseconds apart must not
     # count as already received.
     ack_r = _at(tr.ack_t, ack_cum, t1 - 0.8 * tr.lag_s, 0)
     ack_s = _at(tr.ack_t, ack_cum, start_view, 0)
-    win_v = _at(tr.ack_t, np.where(known, tr.window, big), resume_view, big)
-    winmax_v = _at(tr.ack_t, win_max, resume_view, 0)
+    win_v = _pick(np.where(known, tr.window, big), at_resume, big)
+    winmax_v = _pick(win_max, at_resume, 0)
 
     blocked = edge_v - high < seg
     starved = blocked & (win_v < UNREAD_WINDOW * winmax_v)
