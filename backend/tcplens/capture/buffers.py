@@ -42,6 +42,11 @@ class CaptureBuffer:
     def close(self) -> None:
         """Release the file mapping or the buffer."""
 
+    @property
+    def problem(self) -> str | None:
+        """Why the bytes ended early (a cut or corrupt compressed stream), if they did."""
+        return None
+
 
 class MappedBuffer(CaptureBuffer):
     def __init__(self, file: BinaryIO, size: int) -> None:
@@ -95,6 +100,10 @@ class StreamBuffer(CaptureBuffer):
         self.compression = stream.compression
         self.buf = np.empty(STREAM_BUFFER, np.uint8)
         self._read()
+
+    @property
+    def problem(self) -> str | None:
+        return self.stream.problem
 
     def _read(self) -> None:
         want = self.buf.shape[0] - self.fill

@@ -19,7 +19,7 @@ from tcplens.capture.buffers import MAX_HELD, CaptureBuffer, MappedBuffer
 from tcplens.capture.compression import sniff_format
 from tcplens.capture.decode import decode_packets
 from tcplens.capture.dns import DnsCollector
-from tcplens.capture.errors import MalformedCaptureError, NotACaptureError
+from tcplens.capture.errors import CompressionError, MalformedCaptureError, NotACaptureError
 from tcplens.capture.link import DECODED_LINK_TYPES
 from tcplens.capture.pcap import FILE_HEADER_LEN, PcapWalker, parse_file_header
 from tcplens.capture.pcapng import PcapngWalker
@@ -55,11 +55,14 @@ def read_capture(
     capture; a capture cut short is read up to the cut, with ``info.truncated`` and a warning.
     """
     with open_capture(source, max_bytes) as buffer:
-        kind = sniff_format(bytes(buffer.buf[:4]))
+        head = bytes(buffer.buf[: min(buffer.fill, FILE_HEADER_LEN)])
+        kind = sniff_format(head)
         if kind == "pcap":
-            walker: Walker = PcapWalker(parse_file_header(bytes(buffer.buf[:FILE_HEADER_LEN])))
+            walker: Walker = PcapWalker(parse_file_header(head))
         elif kind == "pcapng":
             walker = PcapngWalker()
+        elif buffer.problem is not None and buffer.fill < FILE_HEADER_LEN:
+            raise CompressionError(f"{buffer.problem}, before the capture inside it starts.")
         else:
             raise NotACaptureError(
                 f"The {buffer.compression} file does not contain a pcap or pcapng capture."
@@ -138,6 +141,12 @@ class _Reading:
                 break
             buffer.advance(pos, info)
             pos = 0
+        if buffer.problem is not None:
+            self.truncated = True
+            self.warnings.append(
+                f"{buffer.problem}: the capture is cut at byte {buffer.base + buffer.fill:,} "
+                f"and the {self.rows:,} packets before are analysed."
+            )
         return self._table()
 
     def _room(self, pos: int) -> Columns:
@@ -167,8 +176,12 @@ class _Reading:
         self.dns.collect(self.buffer.buf, offsets, c["caplen"], udp_payload, self.rows)
 
     def _ends_inside(self, record_start: int) -> None:
-        self.truncated = True
         end = self.buffer.base + self.buffer.fill
+        if record_start == 0:  # not even the pcapng section header is complete
+            raise MalformedCaptureError(
+                f"The capture ends at byte {end:,}, inside its first section header."
+            )
+        self.truncated = True
         self.warnings.append(
             f"The capture ends at byte {end:,}, inside a record that starts at byte "
             f"{record_start:,}; the {self.rows:,} packets before it are analysed."
@@ -273,5 +286,5 @@ def _warn_unsupported_links(packets: PacketTable, warnings: list[str]) -> None:
         packets_word = "packet has" if count == 1 else "packets have"
         warnings.append(
             f"{count:,} {packets_word} link type {link}, which tcplens does not decode "
-            f"(it reads {decoded}); they are counted and skipped."
+            f"(it reads {decoded}): counted, not analysed."
         )

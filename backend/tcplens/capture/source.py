@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from typing import BinaryIO
 
 from tcplens.capture.buffers import CaptureBuffer, MappedBuffer, StreamBuffer
-from tcplens.capture.compression import SNIFF_BYTES, BoundedStream, sniff_format
+from tcplens.capture.compression import HEAD_BYTES, BoundedStream, sniff_format
 from tcplens.capture.errors import CaptureReadError, CaptureTooLargeError, NotACaptureError
 
 
@@ -40,8 +40,8 @@ class _Prefixed(io.RawIOBase):
 
 def _read_head(stream: BinaryIO) -> bytes:
     head = b""
-    while len(head) < SNIFF_BYTES:
-        more = stream.read(SNIFF_BYTES - len(head))
+    while len(head) < HEAD_BYTES:
+        more = stream.read(HEAD_BYTES - len(head))
         if not more:
             break
         head += more
@@ -100,6 +100,6 @@ def _streamed(stream: BinaryIO, max_bytes: int | None, head: bytes | None = None
         kind = _sniff(head)
         compression = kind if kind in ("gzip", "zstd") else None
         raw = _Prefixed(head, stream)
-        return StreamBuffer(BoundedStream(raw, compression, max_bytes))  # type: ignore[arg-type]
+        return StreamBuffer(BoundedStream(raw, compression, max_bytes, head))  # type: ignore[arg-type]
     except OSError as exc:
         raise CaptureReadError(f"The capture could not be read: {exc}.") from exc

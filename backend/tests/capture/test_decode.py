@@ -1,106 +1,163 @@
-"""Field-by-field agreement with tshark for every TCP packet of the lab and PPA captures."""
+"""IP and TCP header decoding on built packets: fragments, the IPv6 extension chain, options."""
 
 from __future__ import annotations
 
-import ipaddress
-from pathlib import Path
-
-import numpy as np
-import pytest
+import io
+import struct
 
 from tcplens.capture import read_capture
-from tcplens.capture.table import NOT_TCP, PARSED, PacketTable
-from tests.capture.shared_captures import LAB, PRACTICAL, Tshark, require, shared_files
+from tcplens.capture.table import (
+    ACK,
+    ECE,
+    FIN,
+    FRAGMENT,
+    MALFORMED,
+    NOT_TCP,
+    PARSED,
+    SYN,
+    TRUNCATED,
+    PacketTable,
+)
+from tests.capture.builders import Packet, ethernet, ipv4, ipv6, pcap_file, tcp, udp
 
-CAPTURES = shared_files(LAB, "*.pcap") + shared_files(PRACTICAL, "*.pcapng")
-
-
-def _ints(value: str) -> list[int]:
-    return [int(v, 0) for v in value.split(",") if v]
-
-
-def _epoch_ns(value: str) -> int:
-    seconds, _, fraction = value.partition(".")
-    return int(seconds) * 1_000_000_000 + int((fraction + "000000000")[:9])
-
-
-def _address(row: np.ndarray) -> str:
-    address = ipaddress.IPv6Address(row.tobytes())
-    return str(address.ipv4_mapped or address)
-
-
-def _tcp_rows(table: PacketTable) -> np.ndarray:
-    return np.flatnonzero((table.status & (PARSED | NOT_TCP)) == PARSED)
+SYN_OPTIONS = (
+    b"\x02\x04\x05\xb4"  # MSS 1460
+    + b"\x04\x02"  # SACK permitted
+    + b"\x08\x0a\x00\x00\x00\x07\x00\x00\x00\x00"  # timestamps 7, 0
+    + b"\x01\x03\x03\x07"  # NOP, window scale 7
+)
 
 
-def test_shared_captures_present() -> None:
-    require(LAB)
-    require(PRACTICAL)
-    assert len(CAPTURES) >= 20
+def _table(*frames: bytes) -> PacketTable:
+    packets = [Packet(k, frame) for k, frame in enumerate(frames)]
+    return read_capture(io.BytesIO(pcap_file(packets))).packets
 
 
-@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.name)
-def test_agrees_with_tshark(path: Path, tshark: Tshark) -> None:
-    frames = tshark.frames(path)
-    table = read_capture(path).packets
-    assert len(table) == len(frames)
-    assert table.frame.tolist() == [int(f["frame.number"]) for f in frames]
-    assert table.ts_ns.tolist() == [_epoch_ns(f["frame.time_epoch"]) for f in frames]
-    assert table.origlen.tolist() == [int(f["frame.len"]) for f in frames]
-    assert table.caplen.tolist() == [int(f["frame.cap_len"]) for f in frames]
+def _v4(segment: bytes, **kw: int) -> bytes:
+    return ethernet(ipv4("10.1.1.1", "10.1.1.2", 6, segment, **kw))
 
-    tcp = [f for f in frames if f["tcp.srcport"]]
-    rows = _tcp_rows(table)
-    assert (rows + 1).tolist() == [int(f["frame.number"]) for f in tcp]
-    expected = {
-        "src": [f["ip.src"] or f["ipv6.src"] for f in tcp],
-        "dst": [f["ip.dst"] or f["ipv6.dst"] for f in tcp],
-        "src_port": [int(f["tcp.srcport"]) for f in tcp],
-        "dst_port": [int(f["tcp.dstport"]) for f in tcp],
-        "seq": [int(f["tcp.seq_raw"]) for f in tcp],
-        "ack": [int(f["tcp.ack_raw"]) for f in tcp],
-        "len": [int(f["tcp.len"]) for f in tcp],
-        "window": [int(f["tcp.window_size_value"]) for f in tcp],
-        "flags": [int(f["tcp.flags"], 16) for f in tcp],
-        "hdr_len": [int(f["tcp.hdr_len"]) for f in tcp],
-        "mss": [(_ints(f["tcp.options.mss_val"]) or [-1])[0] for f in tcp],
-        "wscale": [(_ints(f["tcp.options.wscale.shift"]) or [-1])[0] for f in tcp],
-        "sack_perm": [bool(f["tcp.options.sack_perm"]) for f in tcp],
-        "sack_left": [_ints(f["tcp.options.sack_le"]) for f in tcp],
-        "sack_right": [_ints(f["tcp.options.sack_re"]) for f in tcp],
-        "ts_val": [(_ints(f["tcp.options.timestamp.tsval"]) or [0])[0] for f in tcp],
-        "ts_ecr": [(_ints(f["tcp.options.timestamp.tsecr"]) or [0])[0] for f in tcp],
-        "has_ts": [bool(f["tcp.options.timestamp.tsval"]) for f in tcp],
-    }
-    sack_count = table.sack_count[rows]
-    actual = {
-        "src": [_address(a) for a in table.src_addr[rows]],
-        "dst": [_address(a) for a in table.dst_addr[rows]],
-        "src_port": table.src_port[rows].tolist(),
-        "dst_port": table.dst_port[rows].tolist(),
-        "seq": table.tcp_seq[rows].tolist(),
-        "ack": table.tcp_ack[rows].tolist(),
-        "len": table.tcp_payload_len[rows].tolist(),
-        "window": table.tcp_window[rows].tolist(),
-        "flags": table.tcp_flags[rows].tolist(),
-        "hdr_len": table.tcp_hdr_len[rows].tolist(),
-        "mss": table.mss[rows].tolist(),
-        "wscale": table.wscale[rows].tolist(),
-        "sack_perm": table.sack_perm[rows].tolist(),
-        "sack_left": [
-            r[:c].tolist() for r, c in zip(table.sack_left[rows], sack_count, strict=True)
-        ],
-        "sack_right": [
-            r[:c].tolist() for r, c in zip(table.sack_right[rows], sack_count, strict=True)
-        ],
-        "ts_val": table.ts_val[rows].tolist(),
-        "ts_ecr": table.ts_ecr[rows].tolist(),
-        "has_ts": table.has_ts[rows].tolist(),
-    }
-    for name, values in expected.items():
-        mismatches = [
-            (int(rows[k]) + 1, got, want)
-            for k, (got, want) in enumerate(zip(actual[name], values, strict=True))
-            if got != want
-        ]
-        assert not mismatches, f"{name}: (frame, reader, tshark) {mismatches[:5]}"
+
+def test_syn_options() -> None:
+    t = _table(_v4(tcp(5, 6, 100, 0, SYN | ECE, 65535, SYN_OPTIONS)))
+    assert (t.mss[0], t.wscale[0], bool(t.sack_perm[0]), bool(t.has_ts[0])) == (1460, 7, True, True)
+    assert (t.ts_val[0], t.ts_ecr[0]) == (7, 0)
+    assert t.tcp_hdr_len[0] == 40
+    assert t.tcp_flags[0] == SYN | ECE
+
+
+def test_sack_blocks() -> None:
+    sack = b"\x01\x01\x05\x12" + struct.pack("!4I", 1000, 2000, 3000, 4000)
+    t = _table(_v4(tcp(5, 6, 1, 1, ACK, 100, sack)))
+    assert t.sack_count[0] == 2
+    assert t.sack_left[0, :2].tolist() == [1000, 3000]
+    assert t.sack_right[0, :2].tolist() == [2000, 4000]
+    assert t.mss[0] == -1 and t.wscale[0] == -1
+
+
+def test_malformed_option_ends_parsing_for_that_packet_only() -> None:
+    bad = b"\x02\x04\x05\xb4" + b"\x08\x00" + b"\x03\x03\x07\x00"  # timestamps with length 0
+    t = _table(_v4(tcp(5, 6, 1, 0, SYN, 100, bad)), _v4(tcp(5, 6, 1, 0, SYN, 100, SYN_OPTIONS)))
+    assert t.mss.tolist() == [1460, 1460]
+    assert t.wscale.tolist() == [-1, 7]  # after the bad option nothing more is read
+    assert t.status.tolist() == [PARSED, PARSED]
+
+
+def test_option_running_past_the_header_is_ignored() -> None:
+    past = b"\x01\x01\x01\x08\x0a\x00\x00\x00"  # timestamps claims 10 bytes, 5 remain
+    t = _table(_v4(tcp(5, 6, 1, 0, ACK, 100, past)))
+    assert not t.has_ts[0]
+    assert t.status[0] == PARSED
+
+
+def test_ipv4_fragments_first_parsed_later_ones_never_tcp() -> None:
+    segment = tcp(5, 6, 77, 0, ACK, 100, payload=b"a" * 40)
+    first = _v4(segment[:32], frag=0x2000)  # more fragments, offset 0
+    later = ethernet(ipv4("10.1.1.1", "10.1.1.2", 6, segment[32:], frag=4))  # offset 32 bytes
+    t = _table(first, later)
+    assert t.status.tolist() == [PARSED | FRAGMENT, FRAGMENT | NOT_TCP]
+    assert t.tcp_seq.tolist() == [77, 0]
+
+
+def test_ipv4_options_are_skipped() -> None:
+    t = _table(
+        ethernet(
+            ipv4(
+                "10.1.1.1",
+                "10.1.1.2",
+                6,
+                tcp(5, 6, 9, 0, FIN | ACK, 1),
+                options=b"\x01\x01\x01\x00",
+            )
+        )
+    )
+    assert t.tcp_seq.tolist() == [9]
+    assert t.tcp_flags.tolist() == [FIN | ACK]
+
+
+def test_zero_ipv4_total_length_means_the_frame_length() -> None:
+    # TSO on the capturing host: the kernel hands the NIC an IP length of 0 (Wireshark uses the frame)
+    t = _table(_v4(tcp(5, 6, 1, 1, ACK, 100, payload=b"z" * 3000), total_len=0))
+    assert t.tcp_payload_len.tolist() == [3000]
+
+
+def test_ipv4_total_length_below_its_header_is_malformed() -> None:
+    t = _table(_v4(tcp(5, 6, 1, 1, ACK, 100), total_len=12))
+    assert t.status.tolist() == [MALFORMED | NOT_TCP]
+
+
+def test_tcp_header_length_below_20_is_malformed() -> None:
+    segment = bytearray(tcp(5, 6, 1, 1, ACK, 100))
+    segment[12] = 0x40
+    t = _table(_v4(bytes(segment)))
+    assert t.status.tolist() == [MALFORMED | NOT_TCP]
+
+
+def test_ethernet_padding_does_not_count_as_payload() -> None:
+    t = _table(_v4(tcp(5, 6, 1, 1, ACK, 100)) + b"\x00" * 6)
+    assert t.tcp_payload_len.tolist() == [0]
+
+
+def test_ipv6_extension_chain_is_walked() -> None:
+    segment = tcp(5, 6, 31, 0, SYN, 100)
+    hop_by_hop = bytes([60, 0]) + b"\x01\x04\x00\x00\x00\x00"  # next: destination options
+    destination = bytes([43, 0]) + b"\x01\x04\x00\x00\x00\x00"  # next: routing
+    routing = bytes([44, 0, 0, 0]) + b"\x00" * 4  # next: fragment
+    fragment = bytes([6, 0]) + struct.pack("!HI", 0, 1)  # next: TCP, offset 0, last
+    chain = hop_by_hop + destination + routing + fragment
+    t = _table(ethernet(ipv6("2001:db8::1", "2001:db8::2", 0, chain + segment), 0x86DD))
+    assert t.ip_proto.tolist() == [6]
+    assert t.tcp_seq.tolist() == [31]
+    assert t.status.tolist() == [PARSED | FRAGMENT]
+    assert t.ip_total_len.tolist() == [40 + len(chain) + 20]
+
+
+def test_ipv6_later_fragment_is_never_tcp() -> None:
+    fragment = bytes([6, 0]) + struct.pack("!HI", 8 << 3, 1)  # offset 64 bytes
+    t = _table(ethernet(ipv6("2001:db8::1", "2001:db8::2", 44, fragment + b"\x00" * 20), 0x86DD))
+    assert t.status.tolist() == [FRAGMENT | NOT_TCP]
+
+
+def test_ipv6_unknown_next_header_stops_the_chain() -> None:
+    t = _table(ethernet(ipv6("2001:db8::1", "2001:db8::2", 58, b"\x80\x00" + b"\x00" * 6), 0x86DD))
+    assert t.ip_proto.tolist() == [58]
+    assert t.status.tolist() == [PARSED | NOT_TCP]
+
+
+def test_ipv6_extension_past_the_capture_is_truncated() -> None:
+    frame = ethernet(ipv6("2001:db8::1", "2001:db8::2", 0, bytes([6, 200]) + b"\x00" * 6), 0x86DD)
+    t = _table(frame)
+    assert t.status[0] & NOT_TCP
+    assert t.status[0] & (TRUNCATED | MALFORMED)
+
+
+def test_udp_ports_are_read_and_marked_not_tcp() -> None:
+    t = _table(ethernet(ipv4("10.1.1.1", "10.1.1.2", 17, udp(5353, 5353, b"hello"))))
+    assert (t.src_port[0], t.dst_port[0]) == (5353, 5353)
+    assert t.ip_proto[0] == 17
+    assert t.status.tolist() == [PARSED | NOT_TCP]
+
+
+def test_ipv4_address_is_ipv4_mapped() -> None:
+    t = _table(_v4(tcp(5, 6, 1, 1, ACK, 100)))
+    assert bytes(t.src_addr[0]) == bytes.fromhex("00000000000000000000ffff0a010101")
+    assert bytes(t.dst_addr[0]) == bytes.fromhex("00000000000000000000ffff0a010102")

@@ -1,0 +1,116 @@
+"""The reader as a whole: errors for what is not a capture, and the robustness corpus.
+
+Every file of tcpdump's regression captures (many deliberately malformed) is either read or
+refused with a ``CaptureError``, within 10 s each. The files are read in one child process that
+reports after each file, so a hang is caught and named instead of stalling the suite.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tcplens.capture import CaptureError, CaptureReadError, NotACaptureError, read_capture
+from tests.capture.shared_captures import TCPDUMP_TESTS, require, shared_files
+
+PER_FILE_SECONDS = 10.0
+
+_READ_EACH = r"""
+import json, sys, time
+from tcplens.capture import CaptureError, read_capture
+for line in sys.stdin:
+    path = line.rstrip("\n")
+    started = time.perf_counter()
+    try:
+        capture = read_capture(path)
+        outcome = {"read": capture.info.packets, "warnings": len(capture.info.warnings)}
+    except CaptureError as error:
+        outcome = {"refused": error.code, "message": str(error)}
+    except BaseException as error:
+        outcome = {"crashed": f"{type(error).__name__}: {error}"}
+    outcome["seconds"] = time.perf_counter() - started
+    print(json.dumps(outcome), flush=True)
+"""
+
+
+def test_not_a_capture_is_refused_in_one_sentence() -> None:
+    with pytest.raises(NotACaptureError) as error:
+        read_capture(io.BytesIO(b"<html><body>hello</body></html>"))
+    assert error.value.code == "not_a_capture"
+    assert str(error.value) == "The file is not a packet capture (neither pcap nor pcapng)."
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    path = tmp_path / "empty.pcap"
+    path.write_bytes(b"")
+    with pytest.raises(NotACaptureError, match="The file is empty"):
+        read_capture(path)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(CaptureReadError) as error:
+        read_capture(tmp_path / "nope.pcap")
+    assert error.value.code == "unreadable"
+    assert "No such file" in str(error.value)
+
+
+def test_every_error_is_a_capture_error_with_a_code() -> None:
+    for cls in CaptureError.__subclasses__():
+        assert cls.code != CaptureError.code
+        assert cls.__doc__
+
+
+def test_tcpdump_corpus_is_read_or_refused_in_time() -> None:
+    require(TCPDUMP_TESTS)
+    files = shared_files(TCPDUMP_TESTS)
+    assert len(files) > 300
+    child = subprocess.Popen(
+        [sys.executable, "-c", _READ_EACH],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdin is not None and child.stdout is not None
+    outcomes: dict[str, dict[str, object]] = {}
+    try:
+        for k, path in enumerate(files):
+            child.stdin.write(f"{path}\n")
+            child.stdin.flush()
+            # the first file also loads numba and the cached kernels
+            limit = PER_FILE_SECONDS + (20 if k == 0 else 0)
+            started = time.monotonic()
+            line = _read_line(child, limit)
+            assert line, f"{path.name}: no answer within {time.monotonic() - started:.0f} s"
+            outcomes[path.name] = json.loads(line)
+    finally:
+        child.kill()
+        child.wait()
+    crashed = {name: o["crashed"] for name, o in outcomes.items() if "crashed" in o}
+    assert not crashed
+    slow = {
+        name: o["seconds"] for name, o in outcomes.items() if float(o["seconds"]) > PER_FILE_SECONDS
+    }  # type: ignore[arg-type]
+    assert not slow
+    read = [name for name, o in outcomes.items() if "read" in o]
+    assert len(read) > 300  # almost all of them are captures we can read
+    # facts about a few of them, as tshark counts their frames
+    assert outcomes["802.1ad_QinQ.pcap"]["read"] == 2
+    assert outcomes["LINKTYPE_IPV4.pcap"]["read"] == 1
+    assert outcomes["empty.pcapng"]["read"] == 0
+
+
+def _read_line(child: subprocess.Popen[str], seconds: float) -> str:
+    import selectors
+
+    assert child.stdout is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(child.stdout, selectors.EVENT_READ)
+        if not selector.select(timeout=seconds):
+            return ""
+    return child.stdout.readline()
