@@ -42,6 +42,13 @@ def rate(bytes_per_second: float) -> str:
     return f"{bits / 1e9:.1f} Gbit/s"
 
 
+def a(phrase: str) -> str:
+    """The phrase with its indefinite article: ``a('30 ms') == 'a 30 ms'``,
+    ``a('80 ms') == 'an 80 ms'`` (numbers read aloud as "eighty", "eleven", "eighteen")."""
+    spoken_vowel = phrase.startswith(("8", "11 ", "11.", "18 ", "18."))
+    return f"{'an' if spoken_vowel else 'a'} {phrase}"
+
+
 def share(fraction: float) -> str:
     """``share(0.4567) == '46%'``."""
     return f"{100.0 * float(fraction):.0f}%"

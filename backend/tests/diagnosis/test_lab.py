@@ -85,7 +85,7 @@ def test_stop_and_wait_counts_the_turns() -> None:
     f = finding("stop_and_wait_app", "stop-and-wait")
     assert f is not None and f.severity == "high"
     assert "31 pauses of 26 ms" in f.summary
-    assert "answered 32 times" in f.summary
+    assert "application answered (32 answers of 4 bytes): a stop-and-wait exchange" in f.summary
     assert "Pipeline" in f.fix
     assert finding("nagle_delack", "stop-and-wait") is None
     assert finding("bottleneck_download", "stop-and-wait") is None

@@ -20,3 +20,10 @@ def test_rates_in_bits_per_second() -> None:
     assert w.rate(30e3) == "240 kbit/s"
     assert w.rate(125e6) == "1.0 Gbit/s"
     assert w.rate(1.3e6) == "10 Mbit/s"
+
+
+def test_articles_follow_how_numbers_are_read() -> None:
+    assert w.a("30 ms") == "a 30 ms"
+    assert w.a("80 ms") == "an 80 ms"
+    assert w.a("11 ms") == "an 11 ms"
+    assert w.a("110 ms") == "a 110 ms"

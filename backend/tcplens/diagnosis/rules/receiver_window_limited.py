@@ -79,7 +79,7 @@ def detect(ctx: Context) -> list[Finding]:
     summary = (
         f"For {w.duration(ft.seconds[worst])} of flow {worst}'s {w.duration(conn.end_s - conn.start_s)}, "
         f"{tr.sender} had sent everything {tr.receiver} allowed: the receiver's advertised window "
-        f"never exceeded {w.size(window)}, and at a {w.duration(rtt)} round trip that caps the "
+        f"never exceeded {w.size(window)}, and at {w.a(w.duration(rtt))} round trip that caps the "
         f"transfer at {w.rate(cap)} (window / RTT); it ran at {w.rate(got)} while limited. "
         f"To run at {w.rate(target)} this path needs a window of about {w.size(needed)} "
         f"(the bandwidth-delay product).{why}"

@@ -14,6 +14,8 @@ What to do
 
 from __future__ import annotations
 
+import numpy as np
+
 from tcplens.diagnosis import wording as w
 from tcplens.diagnosis.context import Context, evidence_of
 from tcplens.diagnosis.finding import Factor, Finding
@@ -34,11 +36,17 @@ def detect(ctx: Context) -> list[Finding]:
         return []
     total = lat.total_s + sum(setup.seconds.get(f, 0.0) for f in lat.flows)
     duration = conn.end_s - conn.start_s
+    exchanges = int(np.count_nonzero(lat.spans.flow == worst))
+    what = (
+        f"the handshake and {exchanges} request/response exchanges"
+        if exchanges > 1
+        else "the handshake and waiting for the response"
+    )
     summary = (
         f"Flow {worst} took {w.duration(duration)}, of which "
         f"{w.duration(lat.seconds[worst] + setup.seconds.get(worst, 0.0))} went to round trips "
-        f"of {w.duration(rtt)} (the handshake and waiting for the response): the distance "
-        "between the hosts, not a setting."
+        f"of {w.duration(rtt)} ({what}), each answered promptly: the distance between the "
+        "hosts, not a setting."
     )
     fix = (
         "Save round trips: reuse connections, combine requests, or move the server closer to "

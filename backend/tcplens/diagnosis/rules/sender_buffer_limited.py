@@ -66,7 +66,7 @@ def detect(ctx: Context) -> list[Finding]:
         f"{w.duration(conn.end_s - conn.start_s)}, {tr.sender} kept at most about "
         f"{w.size(plateau)} in flight although {tr.receiver} offered a window of "
         f"{w.size(window)} and nothing was lost: it paused while ACKs freed room, so the data "
-        f"was not in its socket buffer. At a {w.duration(rtt)} round trip that holds the transfer "
+        f"was not in its socket buffer. At {w.a(w.duration(rtt))} round trip that holds the transfer "
         f"near {w.rate(plateau / rtt)}; it ran at {w.rate(got)} during that time."
     )
     fix = (

@@ -57,19 +57,23 @@ def detect(ctx: Context) -> list[Finding]:
     if turns < MIN_TURNS:
         return []
     mean_turn = float(mine.duration.mean())
-    answered = int(tr.ack_has_data.sum())
+    answers = tr.ack_payload[tr.ack_payload > 0]
     per_turn = tr.payload_bytes / max(turns, 1)
     rtt = conn.min_rtt_s
     total = sum(ft.seconds[f] for f in flows)
     summary = (
         f"Flow {worst} spent {w.duration(ft.seconds[worst])} of its "
         f"{w.duration(conn.end_s - conn.start_s)} in {turns} pauses of {w.duration(mean_turn)} on "
-        f"average in which {tr.sender} had everything acknowledged and sent nothing, waiting for "
-        f"its application"
+        f"average in which {tr.sender} had everything acknowledged and sent nothing"
     )
-    if answered:
-        summary += f" ({tr.receiver} answered {answered} times)"
-    summary += f"; it sent about {w.size(per_turn)} between pauses."
+    if answers.size:
+        summary += (
+            f" until {tr.receiver}'s application answered ({answers.size} answers of "
+            f"{w.size(float(np.median(answers)))}): a stop-and-wait exchange"
+        )
+    else:
+        summary += ": its application had nothing more to send yet"
+    summary += f". It sent about {w.size(per_turn)} between pauses."
     if rtt:
         summary += (
             f" Each turn costs at least one {w.duration(rtt)} round trip however fast the path."
