@@ -18,6 +18,9 @@ async def run_worker(
 ) -> None:
     """Take jobs until cancelled (or, standalone, until SIGINT/SIGTERM)."""
     tasks.bind(context)
+    from tcplens.services.analysis import sweep_scratch
+
+    sweep_scratch(context)
     url = context.engine.url.render_as_string(hide_password=False)
     app = worker_app(url)
     settings = context.settings

@@ -7,10 +7,13 @@ new analyzer version) replaces the rows in one transaction, so readers never see
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import multiprocessing
+import shutil
 import tempfile
+import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,7 +33,9 @@ ANALYZER_VERSION = tcplens.__version__
 # forkserver: each analysis forks from a small clean server process that has imported the core
 # once (fast start, no inherited threads or sockets from the worker).
 _MP = multiprocessing.get_context("forkserver")
-_MP.set_forkserver_preload(["tcplens.services.analysis_child"])
+# The warm-up module analyses a tiny capture when the fork server starts, so the compiled
+# kernels are loaded once there and every forked analysis starts with them.
+_MP.set_forkserver_preload(["tcplens.services.analysis_child", "tcplens.services.analysis_warmup"])
 
 
 class AnalysisFailed(Exception):
@@ -45,7 +50,11 @@ def analyze(ctx: ServiceContext, capture_id: uuid.UUID) -> None:
     if blob_key is None:
         return
     try:
-        with tempfile.TemporaryDirectory(prefix="tcplens-analysis-") as scratch:
+        # Scratch space inside the data directory: for the local store, moving the series file
+        # into place is then a rename on the same file system, not a copy.
+        scratch_root = ctx.settings.data_path / "scratch"
+        scratch_root.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="analysis-", dir=scratch_root) as scratch:
             scratch_dir = Path(scratch)
             with ctx.store.local_copy(blob_key, scratch_dir / "input") as path:
                 _progress(ctx, capture_id, "analysing", ctx_size(ctx, capture_id))
@@ -57,6 +66,19 @@ def analyze(ctx: ServiceContext, capture_id: uuid.UUID) -> None:
     except Exception:
         logger.exception("analysis of capture %s failed", capture_id)
         _fail(ctx, capture_id, "internal_error", "the analysis failed unexpectedly")
+
+
+def sweep_scratch(ctx: ServiceContext) -> None:
+    """Remove scratch directories left by workers that were killed mid-analysis: older than
+    twice the analysis time limit, so no running analysis can still be using them."""
+    root = ctx.settings.data_path / "scratch"
+    if not root.is_dir():
+        return
+    cutoff = time.time() - 2 * ctx.settings.analysis_timeout_s
+    for entry in root.iterdir():
+        with contextlib.suppress(OSError):
+            if entry.is_dir() and entry.stat().st_mtime < cutoff:
+                shutil.rmtree(entry, ignore_errors=True)
 
 
 def ctx_size(ctx: ServiceContext, capture_id: uuid.UUID) -> int:
@@ -151,7 +173,7 @@ def _flow_time_lost(report: dict[str, Any]) -> dict[int, float]:
 def _store(ctx: ServiceContext, capture_id: uuid.UUID, report: dict[str, Any], out: Path) -> None:
     series_key = f"captures/{capture_id}/results/{ANALYZER_VERSION}/series.arrow"
     # The series file first: rows that point into it only appear once it exists.
-    ctx.store.put_bytes(series_key, (out / "series.arrow").read_bytes())
+    ctx.store.put_file(series_key, out / "series.arrow")
     ranges = json.loads((out / "series_ranges.json").read_text())
     row_of = {int(flow_id): row for row, flow_id in enumerate(ranges["flow_ids"])}
     lost = _flow_time_lost(report)

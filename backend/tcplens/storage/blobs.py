@@ -45,6 +45,7 @@ class BlobWriter(Protocol):
 class BlobStore(Protocol):
     def open_writer(self, key: str) -> BlobWriter: ...
     def put_bytes(self, key: str, data: bytes) -> None: ...
+    def put_file(self, key: str, path: Path) -> None: ...
     def get_bytes(self, key: str) -> bytes: ...
     def open_reader(self, key: str) -> IO[bytes]: ...
     def size(self, key: str) -> int: ...
@@ -96,6 +97,12 @@ class LocalBlobStore:
             writer.abort()
             raise
         writer.commit()
+
+    def put_file(self, key: str, path: Path) -> None:
+        """Move ``path`` into the store (a rename when on the same file system)."""
+        final = self._path(key)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(path, final)
 
     def get_bytes(self, key: str) -> bytes:
         try:
@@ -229,6 +236,11 @@ class S3BlobStore:
 
     def put_bytes(self, key: str, data: bytes) -> None:
         self._client.put_object(Bucket=self._bucket, Key=self._key(key), Body=data)
+
+    def put_file(self, key: str, path: Path) -> None:
+        # boto3's managed transfer: multipart, in parallel, from the file (never all in memory).
+        self._client.upload_file(str(path), self._bucket, self._key(key))
+        path.unlink(missing_ok=True)
 
     def _get(self, key: str) -> Any:
         try:

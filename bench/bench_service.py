@@ -1,0 +1,275 @@
+"""Benchmark the service: upload + analysis of a ~100 MB capture, and 50 concurrent series clients.
+
+Starts a real ``tcplens serve`` (in-process worker, embedded PostgreSQL in ``.bench/``) on a free
+loopback port and measures from outside, printing each figure next to a reference measured in
+the same run:
+
+* upload → findings available for a ~100 MB capture (goal: under 5 s), against
+  ``tcplens analyze --json`` on the same file (the core alone, no upload, database or files);
+* 50 concurrent clients fetching a flow's series (random windows, ``max_points=2000``): p50/p99
+  latency and requests/s, against the same clients fetching ``/api/v1/health``.
+
+Run with ``make bench BENCH=bench_service``.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / ".bench" / "service"
+SOURCE = ROOT.parent / "shared" / "captures" / "lab" / "rcvbuf_locked_download.pcap"
+TARGET_BYTES = 100 * 1024 * 1024
+CLIENTS = 50
+REQUESTS_PER_CLIENT = 20
+TCPLENS = [sys.executable, "-m", "tcplens.cli"]
+
+
+def build_capture(path: Path) -> None:
+    """The source's packets repeated, each copy later in time with its own client port."""
+    data = SOURCE.read_bytes()
+    header, body = data[:24], data[24:]
+    records = []
+    pos = 0
+    while pos + 16 <= len(body):
+        incl = struct.unpack_from("<I", body, pos + 8)[0]
+        records.append(body[pos : pos + 16 + incl])
+        pos += 16 + incl
+    copies = max(1, TARGET_BYTES // len(body))
+    with path.open("wb") as out:
+        out.write(header)
+        for copy in range(copies):
+            shift = 60 * copy
+            for record in records:
+                frame = bytearray(record)
+                struct.pack_into("<I", frame, 0, struct.unpack_from("<I", record, 0)[0] + shift)
+                # Ethernet(14) + IPv4 header: rewrite the client-side port (the one > 1024)
+                ihl = (frame[16 + 14] & 0x0F) * 4
+                tcp = 16 + 14 + ihl
+                sport = struct.unpack_from("!H", frame, tcp)[0]
+                if sport > 1024:
+                    struct.pack_into("!H", frame, tcp, 20000 + copy % 40000)
+                else:
+                    struct.pack_into("!H", frame, tcp + 2, 20000 + copy % 40000)
+                out.write(frame)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def request(
+    port: int, method: str, path: str, token: str, body: object = None, headers: dict | None = None
+) -> tuple[int, bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    connection.request(
+        method, path, body=body, headers={"Authorization": f"Bearer {token}", **(headers or {})}
+    )
+    response = connection.getresponse()
+    data = response.read()
+    connection.close()
+    return response.status, data
+
+
+def load(port: int, token: str, paths: list[str]) -> tuple[list[float], float]:
+    """CLIENTS threads, each with its own keep-alive connection, REQUESTS_PER_CLIENT requests."""
+    latencies: list[float] = []
+    lock = threading.Lock()
+    errors: list[str] = []
+
+    def client(seed: int) -> None:
+        rng = random.Random(seed)
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        mine = []
+        for _ in range(REQUESTS_PER_CLIENT):
+            path = rng.choice(paths)
+            started = time.perf_counter()
+            connection.request("GET", path, headers={"Authorization": f"Bearer {token}"})
+            response = connection.getresponse()
+            response.read()
+            mine.append(time.perf_counter() - started)
+            if response.status != 200:
+                errors.append(f"{response.status} {path}")
+        connection.close()
+        with lock:
+            latencies.extend(mine)
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(CLIENTS)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - started
+    if errors:
+        raise SystemExit(f"bench_service: failed requests: {errors[:3]}")
+    return latencies, len(latencies) / elapsed
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main() -> int:
+    if not SOURCE.is_file():
+        print(f"bench_service: {SOURCE} not found (shared captures)", file=sys.stderr)
+        return 1
+    shutil.rmtree(OUT, ignore_errors=True)
+    OUT.mkdir(parents=True)
+    capture = OUT / "bulk-100mb.pcap"
+    build_capture(capture)
+    size = capture.stat().st_size
+
+    started = time.perf_counter()
+    subprocess.run([*TCPLENS, "analyze", str(capture), "--json"], check=True, capture_output=True)
+    reference_s = time.perf_counter() - started
+
+    port = free_port()
+    env = {**os.environ, "TCPLENS_DATA_DIR": str(OUT / "data"), "TCPLENS_PORT": str(port)}
+    env.pop("TCPLENS_DATABASE_URL", None)
+    email = "bench@example.com"
+    subprocess.run(
+        [*TCPLENS, "users", "create", email, "--password-stdin"],
+        env=env,
+        input=b"bench password\n",
+        check=True,
+        capture_output=True,
+    )
+    token = subprocess.run(
+        [*TCPLENS, "tokens", "create", "--user", email],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    server = subprocess.Popen(
+        [*TCPLENS, "serve"],
+        env=env,
+        stdout=(OUT / "serve.log").open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if request(port, "GET", "/api/v1/health", token)[0] == 200:
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise SystemExit("bench_service: server did not start")
+            time.sleep(0.2)
+
+        # warm the worker's analysis process (JIT caches) with a small upload first
+        small = SOURCE.read_bytes() + b""
+        status, body = request(
+            port, "POST", "/api/v1/captures?filename=warm.pcap", token, body=small
+        )
+        warm_id = json.loads(body)["capture"]["id"]
+        while json.loads(request(port, "GET", f"/api/v1/captures/{warm_id}", token)[1])[
+            "status"
+        ] in ("queued", "running"):
+            time.sleep(0.05)
+
+        started = time.perf_counter()
+        with capture.open("rb") as file:
+            status, body = request(
+                port,
+                "POST",
+                "/api/v1/captures?filename=bulk.pcap",
+                token,
+                body=file,
+                headers={"Content-Length": str(size)},
+            )
+        uploaded_s = time.perf_counter() - started
+        assert status == 202, body
+        capture_id = json.loads(body)["capture"]["id"]
+        while True:
+            state = json.loads(request(port, "GET", f"/api/v1/captures/{capture_id}", token)[1])
+            if state["status"] not in ("queued", "running"):
+                break
+            time.sleep(0.05)
+        status, _ = request(port, "GET", f"/api/v1/captures/{capture_id}/findings", token)
+        total_s = time.perf_counter() - started
+        if state["status"] != "done" or status != 200:
+            raise SystemExit(f"bench_service: analysis {state['status']}: {state.get('error')}")
+
+        flows = json.loads(
+            request(
+                port,
+                "GET",
+                f"/api/v1/captures/{capture_id}/flows?sort=bytes&order=desc&limit=5",
+                token,
+            )[1]
+        )["items"]
+        flow = flows[0]
+        rng = random.Random(7)
+        paths = []
+        for _ in range(64):
+            a = flow["start_s"] + rng.random() * flow["duration_s"]
+            b = a + rng.random() * (flow["start_s"] + flow["duration_s"] - a)
+            query = urllib.parse.urlencode(
+                {
+                    "direction": "server_to_client",
+                    "from": f"{a:.6f}",
+                    "to": f"{b:.6f}",
+                    "max_points": 2000,
+                }
+            )
+            paths.append(f"/api/v1/captures/{capture_id}/flows/{flow['id']}/series?{query}")
+        paths.append(
+            f"/api/v1/captures/{capture_id}/flows/{flow['id']}/series?direction=server_to_client&max_points=2000"
+        )
+        series_lat, series_rps = load(port, token, paths)
+        health_lat, health_rps = load(port, token, ["/api/v1/health"])
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+    mb = size / 2**20
+    print(
+        f"capture: {mb:.0f} MiB, {state['facts']['packets']} packets, {state['facts']['flows']} flows"
+    )
+    print(
+        f"upload + analysis → findings available: {total_s:.2f} s "
+        f"(upload {uploaded_s:.2f} s; goal < 5 s: {'met' if total_s < 5 else 'NOT met'})"
+    )
+    print(
+        f"reference `tcplens analyze --json` on the same file: {reference_s:.2f} s "
+        f"(service / CLI = {total_s / reference_s:.2f}x)"
+    )
+    print(
+        f"series, {CLIENTS} clients × {REQUESTS_PER_CLIENT}: p50 {percentile(series_lat, 0.5) * 1e3:.1f} ms, "
+        f"p99 {percentile(series_lat, 0.99) * 1e3:.1f} ms, {series_rps:.0f} req/s"
+    )
+    print(
+        f"reference /health, same load: p50 {percentile(health_lat, 0.5) * 1e3:.1f} ms, "
+        f"p99 {percentile(health_lat, 0.99) * 1e3:.1f} ms, {health_rps:.0f} req/s "
+        f"(series / health p50 = {statistics.median(series_lat) / statistics.median(health_lat):.1f}x)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
