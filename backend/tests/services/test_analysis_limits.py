@@ -1,0 +1,79 @@
+"""Untrusted captures through the job: malformed files end as a clear failure or a result, never
+an internal error; an analysis over its time limit is killed and reported in words."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+
+from tcplens.main import create_app
+from tcplens.services import analysis
+from tcplens.settings import Settings
+from tests.api.service_fixtures import Actor, sign_up
+from tests.capture.shared_captures import LAB, TCPDUMP_TESTS, require
+
+MALFORMED = [
+    "heapoverflow-tcp_print.pcap",
+    "heap-overflow-1.pcap",
+    "hoobr_chdlc_print.pcap",
+    "bgp-as-path-oobr.pcap",
+    "gre-heapoverflow-2.pcap",
+    "atm-heapoverflow.pcap",
+]
+
+
+def _client(settings: Settings, engine: Engine, **update: object) -> TestClient:
+    update = {"login_attempts_per_minute": 1000.0, "uploads_per_minute": 1000.0, **update}
+    return TestClient(
+        create_app(settings.model_copy(update=update), engine), base_url="https://testserver"
+    )
+
+
+@pytest.fixture
+def client(settings: Settings, engine: Engine) -> Iterator[TestClient]:
+    with _client(settings, engine) as client:
+        yield client
+
+
+def _analyse(client: TestClient, actor: Actor, data: bytes, name: str) -> dict[str, object]:
+    response = actor.client.post(
+        f"/api/v1/captures?filename={name}", content=data, headers=actor.headers()
+    )
+    if response.status_code == 415:  # not even a capture's magic: refused at upload
+        return {"status": "refused"}
+    assert response.status_code == 202, response.text
+    capture_id = response.json()["capture"]["id"]
+    analysis.analyze(client.app.state.service, uuid.UUID(capture_id))  # type: ignore[attr-defined]
+    capture: dict[str, object] = actor.client.get(f"/api/v1/captures/{capture_id}").json()
+    return capture
+
+
+def test_malformed_captures_never_end_in_an_internal_error(client: TestClient) -> None:
+    require(TCPDUMP_TESTS)
+    actor = sign_up(client)
+    outcomes = {}
+    for name in MALFORMED:
+        capture = _analyse(client, actor, (TCPDUMP_TESTS / name).read_bytes(), name)
+        error = capture.get("error") or {}
+        outcomes[name] = (capture["status"], error.get("code"))  # type: ignore[union-attr]
+    for name, (status, code) in outcomes.items():
+        assert status in ("done", "failed", "refused"), (name, status)
+        assert code not in ("internal_error", "analysis_crashed"), (name, code)
+
+
+def test_an_analysis_over_its_time_limit_is_stopped(settings: Settings, engine: Engine) -> None:
+    require(LAB)
+    with _client(settings, engine, analysis_timeout_s=0.001) as client:
+        actor = sign_up(client)
+        capture = _analyse(
+            client, actor, (LAB / "bottleneck_download.pcap").read_bytes(), "slow.pcap"
+        )
+    assert capture["status"] == "failed"
+    assert capture["error"] == {  # type: ignore[comparison-overlap]
+        "code": "analysis_timeout",
+        "message": "the analysis took longer than the limit of 0.001 s",
+    }
