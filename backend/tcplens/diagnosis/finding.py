@@ -91,6 +91,9 @@ class Finding:
     title: str
     summary: str
     fix: str
+    # Time the factor held the transfers back (the labelled time, or for cross-flow factors the
+    # time the fix would save: DNS waits, handshakes and slow starts of connections not reused).
+    # For bandwidth and latency it is the time the path and the round trips bounded them.
     time_lost_s: float | None
     flows: tuple[int, ...]
     evidence: Evidence

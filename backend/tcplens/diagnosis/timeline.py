@@ -39,6 +39,11 @@ middle. In priority order:
 The turn between the request and the first byte of the response (not inside any transfer) is
 ``latency`` when it lasts about one round trip and ``application`` (the server was thinking) when
 it lasts much longer; the handshake is ``connection_setup``.
+
+How the thresholds were checked: on the ten seed captures (../shared/captures/lab), the scenario
+lab's grid (39 captures, RTT 5-200 ms, IPv4/IPv6, capture at either end, buffers 8-128 KB) and 16
+more variants of it with the capture point flipped and other RTTs, the first finding is the
+expected factor in 65 of 65, and the healthy controls get no high or medium finding.
 """
 
 from __future__ import annotations
