@@ -77,6 +77,18 @@ test("drop a capture, watch it analysed, read the diagnosis and the flow", async
     page.locator(".waterfall__row[data-flow='1'] rect[data-kind='handshake']"),
   ).toHaveCount(1);
   await screenshot(page, "02-capture-overview");
+
+  // The finding's evidence opens the flow page on its time range, with the finding above the graphs.
+  await finding.getByRole("link", { name: /flow 1/ }).click();
+  await expect(page).toHaveURL(/\/flows\/1\?from=/);
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText(
+    "10.77.0.1:59368 → 10.77.0.2:80",
+  );
+  await expect(page.getByRole("navigation", { name: "Breadcrumb" })).toContainText(
+    "rwnd_small_upload.pcap",
+  );
+  await expect(page.locator(".finding").first()).toContainText("Receiver window too small");
+  await screenshot(page, "07-flow-page");
 });
 
 test("the share link opens the same diagnosis without signing in", async ({ browser }) => {

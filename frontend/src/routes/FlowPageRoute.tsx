@@ -8,13 +8,14 @@ import { Fact } from "../app/Fact";
 import { NotFound } from "../app/NotFound";
 import { Skeleton } from "../app/Skeleton";
 import { Diagnosis } from "../features/diagnosis/Diagnosis";
+import { FlowAnalysis } from "../features/flow/FlowAnalysis";
 import { flowRow } from "../features/flow-table/fromApi";
 import { factorLabel, formatBitRate, formatBytes, formatDuration, formatMs } from "../format/units";
 import { useCaptureScope, useFlowId } from "./scopeRoutes";
 
 /**
- * The page of one flow: where it sits in its capture, its numbers, and the findings about it.
- * The graphs (charts/, issue 9) render below this header.
+ * The page of one flow: where it sits in its capture, its numbers, the findings about it, then
+ * the graphs and packets (features/flow, charts/, wiregasm/: issue 9).
  */
 export function FlowPageRoute() {
   const scope = useCaptureScope();
@@ -78,6 +79,7 @@ function FlowPage({ scope, flowId }: { scope: CaptureScope; flowId: number }) {
       {findings.isSuccess && about.length > 0 && (
         <Diagnosis scope={scope} findings={about} showAll onShowAll={() => undefined} />
       )}
+      <FlowAnalysis scope={scope} flowId={flowId} flow={flow} findings={findings.data ?? []} />
     </div>
   );
 }

@@ -46,7 +46,7 @@ export function UploadTray() {
 }
 
 /** A finished upload leaves the tray after this long; failed ones stay until dismissed. */
-const DONE_LINGER_MS = 8000;
+const DONE_LINGER_MS = 5000;
 
 function CaptureProgress({
   captureId,
