@@ -1,0 +1,102 @@
+// Accounts in the browser: sign out and in again, API tokens (shown once, usable, revocable),
+// and adding a teammate to a workspace.
+
+import { expect, test } from "../fixtures";
+import {
+  labCapture,
+  newEmail,
+  PASSWORD,
+  screenshot,
+  signUpInBrowser,
+  signUpViaApi,
+} from "../pages/app";
+
+test("sign out, then sign in again and land where the link pointed", async ({ page }) => {
+  const email = newEmail("dana");
+  await signUpInBrowser(page, email);
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await expect(page).toHaveURL(/\/login/);
+
+  await page.goto("/settings/tokens");
+  await expect(page).toHaveURL(/\/login\?next=%2Fsettings%2Ftokens$/);
+  await page.getByLabel("E-mail").fill(email);
+  await page.getByLabel("Password").fill("wrong password");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page.getByRole("alert")).toBeVisible();
+  await screenshot(page, "10-login-error");
+
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page).toHaveURL(/\/settings\/tokens$/);
+  await expect(page.getByRole("heading", { name: "API tokens" })).toBeVisible();
+});
+
+test("an API token is shown once, uploads from a script, and stops working when revoked", async ({
+  page,
+  playwright,
+  baseURL,
+}) => {
+  await signUpInBrowser(page, newEmail("erin"));
+  await page.getByRole("link", { name: "API tokens" }).click();
+  await page.getByLabel("Token name").fill("ci-nightly");
+  await page.getByRole("button", { name: "Create token" }).click();
+
+  const token = await page.getByLabel("Your new token").inputValue();
+  expect(token.length).toBeGreaterThan(20);
+  await expect(page.getByLabel("Upload with curl")).toHaveValue(
+    new RegExp(
+      `Authorization: Bearer ${token}[\\s\\S]*-F file=@slow.pcap ${baseURL}/api/v1/captures`,
+    ),
+  );
+  await expect(page.getByLabel(/tcplens CLI/)).toHaveValue(
+    `export TCPLENS_TOKEN=${token}\ntcplens upload slow.pcap --server ${baseURL} --wait`,
+  );
+  const row = page.getByRole("row", { name: /ci-nightly/ });
+  await expect(row).toContainText("never");
+  await screenshot(page, "11-api-token-created");
+
+  // What the curl example does, from a client without the browser's cookies.
+  const script = await playwright.request.newContext({
+    baseURL,
+    extraHTTPHeaders: { Authorization: `Bearer ${token}` },
+  });
+  const capture = labCapture("rwnd_small_upload.pcap");
+  if (capture) {
+    const { readFileSync } = await import("node:fs");
+    const upload = await script.post("/api/v1/captures?filename=from-ci.pcap", {
+      data: readFileSync(capture),
+      headers: { "Content-Type": "application/octet-stream" },
+    });
+    expect(upload.status()).toBe(202);
+  } else {
+    expect((await script.get("/api/v1/captures")).status()).toBe(200);
+  }
+
+  // Once the page is reloaded the secret is gone for good: only its prefix is listed.
+  await page.reload();
+  await expect(page.getByLabel("Your new token")).toHaveCount(0);
+  await expect(page.getByRole("row", { name: /ci-nightly/ })).toContainText(token.slice(0, 6));
+
+  await page.getByRole("button", { name: "Revoke ci-nightly" }).click();
+  await expect(page.getByRole("row", { name: /ci-nightly/ })).toContainText("revoked");
+  expect((await script.get("/api/v1/captures")).status()).toBe(401);
+  await script.dispose();
+});
+
+test("an owner adds a teammate by e-mail; an address without an account is refused", async ({
+  page,
+  request,
+}) => {
+  const teammate = newEmail("frank");
+  await signUpViaApi(request, teammate);
+  await signUpInBrowser(page, newEmail("grace"));
+  await page.getByRole("link", { name: "Members" }).click();
+  await page.getByLabel("Add a member by e-mail").fill(teammate);
+  await page.getByRole("button", { name: "Add" }).click();
+  await expect(page.getByRole("row", { name: new RegExp(teammate) })).toContainText("member");
+
+  await page.getByLabel("Add a member by e-mail").fill(newEmail("nobody"));
+  await page.getByRole("button", { name: "Add" }).click();
+  await expect(page.getByRole("alert")).toBeVisible();
+  await screenshot(page, "12-members");
+});
