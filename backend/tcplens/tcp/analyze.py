@@ -31,10 +31,10 @@ def analyze_tcp(packets: PacketTable) -> TcpAnalysis:
     """
     start_ns = int(packets.ts_ns.min()) if len(packets) else 0
     fa = assign_flows(packets)
-    segments, handshake, flow_order, data_ack = build_segments(packets, fa)
+    segments, handshake, flow_order, data_ack, zero_spans = build_segments(packets, fa)
     rtt = rtt_samples(segments, handshake, flow_order, data_ack)
     flows = _flows(packets, fa, segments, handshake, rtt)
-    zero = zero_window_spans(segments)
+    zero = zero_window_spans(segments, zero_spans)
     gaps = idle_gaps(segments, flows.rtt_median_ns, flow_order)
     return TcpAnalysis(
         capture_start_ns=start_ns,

@@ -80,14 +80,14 @@ MAX_WINDOW_SHIFT = 14  # RFC 7323 §2.3: larger shifts are treated as 14
 class PacketAnalysis:
     """Per-packet results laid out in segment order (``position``), and per-flow facts."""
 
-    packet_index: I64
+    packet_index: I32
     frame: U32
     time_ns: I64
     flags: U16
-    payload_len: I64
+    payload_len: I32
     seq: I64  # relative, unwrapped
     ack: I64  # relative to the other direction's ISN (0 without the ACK flag)
-    window: I64  # scaled advertised window (raw when the scale is unknown or on SYNs)
+    window: I32  # scaled advertised window (raw when the scale is unknown or on SYNs)
     sack_count: U8
     sack_rows: I64  # segment rows of the packets carrying SACK blocks, in capture order
     sack_left: I64  # (m, 4) relative like ``ack``, 0 for unused blocks
@@ -96,7 +96,7 @@ class PacketAnalysis:
     ts_val: U32
     ts_ecr: U32
     events: U32
-    bytes_in_flight: I64
+    bytes_in_flight: I32
     window_headroom: I64
     syn: I64  # per flow: segment row of the last pure SYN before the SYN/ACK, -1
     synack: I64  # per flow: first SYN/ACK, -1
@@ -106,6 +106,7 @@ class PacketAnalysis:
     sack_permitted: B  # per flow
     rtt_ack: I64  # data → ACK samples (segment rows): the acknowledging packet ...
     rtt_sent: I64  # ... and the data segment it times
+    zero_windows: I64  # (k, 3): first zero-window row, reopening (or last) row, reopened
 
 
 def analyze_events(packets: PacketTable, fa: FlowAssignment, position: I64) -> PacketAnalysis:
@@ -150,6 +151,13 @@ def _end_of(row, seq, length, flags):  # type: ignore[no-untyped-def]  # pragma:
 
 
 @numba.njit(cache=True)
+def _grow2(a, size):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    out = np.empty((size, a.shape[1]), a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+@numba.njit(cache=True)
 def _kernel(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     n_sacking,
     rows,
@@ -176,11 +184,11 @@ def _kernel(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
 ):
     n = rows.shape[0]
     nf = isn.shape[0]
-    out_row = np.empty(n, np.int64)
+    out_row = np.empty(n, np.int32)
     out_frame = np.empty(n, np.uint32)
     out_time = np.empty(n, np.int64)
     out_flags = np.empty(n, np.uint16)
-    out_len = np.empty(n, np.int64)
+    out_len = np.empty(n, np.int32)
     out_sack_count = np.empty(n, np.uint8)
     out_has_ts = np.empty(n, np.bool_)
     out_ts_val = np.empty(n, np.uint32)
@@ -188,28 +196,35 @@ def _kernel(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     # Karn bookkeeping: per direction a FIFO (linked through q_next) of the segments that
     # advanced the sequence space and are not yet cumulatively acknowledged
     # (a queued segment's start, end and time are read back from its segment row q_pos)
-    q_pos = np.empty(n, np.int64)
-    q_next = np.empty(n, np.int64)
+    # int32 indices: a packet table never holds 2**31 packets, and these are n-sized
+    q_pos = np.empty(n, np.int32)
+    q_next = np.empty(n, np.int32)
     q_ambiguous = np.zeros(n, np.bool_)
     q_sacked = np.zeros(n, np.bool_)
     n_queued = 0
     q_head = np.full((nf, 2), -1, np.int64)
     q_tail = np.full((nf, 2), -1, np.int64)
     sack_cursor = np.full((nf, 2), -1, np.int64)
-    rtt_ack = np.empty(n, np.int64)
-    rtt_sent = np.empty(n, np.int64)
+    rtt_ack = np.empty(n, np.int32)
+    rtt_sent = np.empty(n, np.int32)
     n_rtt = 0
     out_seq = np.empty(n, np.int64)
     out_ack = np.zeros(n, np.int64)
-    out_win = np.empty(n, np.int64)
+    out_win = np.empty(n, np.int32)
     events = np.zeros(n, np.uint32)
-    bif = np.full(n, -1, np.int64)
+    bif = np.full(n, -1, np.int32)
     headroom = np.full(n, UNKNOWN, np.int64)
     # SACK blocks are rare (loss recovery only): kept compactly, one row per SACKing packet
     out_sack_pos = np.empty(n_sacking, np.int64)
     out_sl = np.zeros((n_sacking, 4), np.int64)
     out_sr = np.zeros((n_sacking, 4), np.int64)
     n_sack = 0
+    # zero-window spans (RFC 9293 §3.8.6.1) per direction; SYN and RST windows do not count
+    zw_open = np.full((nf, 2), -1, np.int64)  # row of the first zero advertisement, or -1
+    last_row = np.full((nf, 2), -1, np.int64)
+    zw_cap = 64
+    zw = np.empty((zw_cap, 3), np.int64)  # start row, end row, reopened
+    n_zw = 0
     # per flow
     syn_idx = np.full(nf, -1, np.int64)
     synack_idx = np.full(nf, -1, np.int64)
@@ -503,6 +518,19 @@ def _kernel(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                             rtt_sent[n_rtt] = q_pos[e]
                             n_rtt += 1
 
+        if (fl & 0x06) == 0:
+            if w == 0 and zw_open[f, fw] < 0:
+                zw_open[f, fw] = i
+            elif w != 0 and zw_open[f, fw] >= 0:
+                if n_zw == zw_cap:
+                    zw_cap *= 2
+                    zw = _grow2(zw, zw_cap)
+                zw[n_zw, 0] = zw_open[f, fw]
+                zw[n_zw, 1] = i
+                zw[n_zw, 2] = 1
+                n_zw += 1
+                zw_open[f, fw] = -1
+        last_row[f, fw] = i
         win[f, fw] = w
         has_win[f, fw] = True
         win_from_syn[f, fw] = is_syn
@@ -535,9 +563,19 @@ def _kernel(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     flight -= hi - lo
             if syn_fin:
                 flight -= 1
-            if flight > 0:
+            if 0 < flight < 2**31:  # Wireshark also drops absurd values (> 2e9)
                 bif[i] = flight
         events[i] = ev
+    for f in range(nf):  # spans still closed when the capture ends
+        for d in range(2):
+            if zw_open[f, d] >= 0:
+                if n_zw == zw_cap:
+                    zw_cap *= 2
+                    zw = _grow2(zw, zw_cap)
+                zw[n_zw, 0] = zw_open[f, d]
+                zw[n_zw, 1] = last_row[f, d]
+                zw[n_zw, 2] = 0
+                n_zw += 1
     scale = np.where(ws == -2, np.int8(0), ws)
     sack_ok = sack_perm[:, 0] & sack_perm[:, 1]
     return (
@@ -565,6 +603,7 @@ def _kernel(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         scale,
         mss,
         sack_ok,
-        rtt_ack[:n_rtt].copy(),
-        rtt_sent[:n_rtt].copy(),
+        rtt_ack[:n_rtt].astype(np.int64),
+        rtt_sent[:n_rtt].astype(np.int64),
+        zw[:n_zw].copy(),
     )

@@ -177,13 +177,16 @@ class Segments:
     offsets: I64
     flow: I32  # 0-based row in Flows
     direction: U8  # CLIENT_TO_SERVER / SERVER_TO_CLIENT
-    packet_index: I64  # row in the PacketTable
+    # n-sized columns use the narrowest type that holds every value: memory is the limit on
+    # large captures (issue 4: at most 3x the file size)
+    packet_index: I32  # row in the PacketTable
     frame: U32  # 1-based frame number, as Wireshark
     time_ns: I64
     seq: I64  # relative, unwrapped (see module doc); SYN at 0, first data byte at 1
-    payload_len: I64  # TCP payload bytes (from IP lengths, so exact under a snaplen)
+    payload_len: I32  # TCP payload bytes (from IP lengths, so exact under a snaplen)
     ack: I64  # relative to the other direction's ISN; meaningful when flags & ACK
-    window: I64  # advertised receive window in bytes, scaled (raw if the scale is unknown)
+    window: I32  # advertised receive window in bytes, scaled (raw if the scale is unknown);
+    # at most 65535 << 14 < 2**31 (RFC 7323 §2.3)
     flags: U16  # TCP flags as in PacketTable.tcp_flags
     sack_count: U8  # 0..4 SACK blocks carried by each packet
     # SACK blocks are rare (loss recovery), so they are stored compactly: ``sack_rows`` are
@@ -200,7 +203,7 @@ class Segments:
     # receiver reported holding in its last SACK blocks, clipped to the unacknowledged range
     # (Wireshark also subtracts D-SACK blocks below the ACK). -1 if not a data
     # segment or not measurable (e.g. after a capture gap, as Wireshark's valid_bif).
-    bytes_in_flight: I64
+    bytes_in_flight: I32
     # Receiver's last advertised right edge (ack + window) minus this segment's end: how much
     # more the sender could have sent. UNKNOWN for non-data segments or unknown window scale.
     window_headroom: I64
@@ -216,8 +219,9 @@ class Segments:
     @property
     def end_seq(self) -> I64:
         """Sequence number after the segment: payload plus one for SYN and FIN (RFC 9293)."""
-        syn_or_fin: I64 = ((self.flags & 0x03) != 0).astype(np.int64)
-        return self.seq + self.payload_len + syn_or_fin
+        syn_or_fin = ((self.flags & 0x03) != 0).astype(np.int64)
+        end: I64 = self.seq + self.payload_len.astype(np.int64) + syn_or_fin
+        return end
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,7 @@ def rate_series(seg: Segments, flow_start_ns: I64, bin_ns: int) -> RateSeries:
     code = key * n_bins + bins
     # rows are sorted by key and time, so codes are already ascending: runs are the bins
     start = np.flatnonzero(np.r_[True, code[1:] != code[:-1]]) if code.size else code
-    payload = seg.payload_len[data]
+    payload = seg.payload_len[data].astype(np.int64)  # a bin can exceed 2**31 bytes
     good = np.where((seg.events[data] & _RESENT) != 0, 0, payload)
     total = np.add.reduceat(payload, start) if start.size else payload[:0]
     goodput = np.add.reduceat(good, start) if start.size else good[:0]

@@ -40,15 +40,16 @@ class Handshake:
 
 def build_segments(
     packets: PacketTable, fa: FlowAssignment
-) -> tuple[Segments, Handshake, I64, tuple[I64, I64]]:
-    """The per-direction series, the handshake facts, the ``(flow, frame)`` row order and the
-    data → ACK RTT pairs (acknowledging row, timed row).
+) -> tuple[Segments, Handshake, I64, tuple[I64, I64], I64]:
+    """The per-direction series, the handshake facts, the ``(flow, frame)`` row order, the
+    data → ACK RTT pairs (acknowledging row, timed row) and the zero-window spans (start row,
+    end row, reopened).
 
     The row order lists :class:`Segments` rows in capture order within each flow, which is
     what time-ordered scans over a whole flow (idle gaps, RTT sample order) need.
     """
     n_flows = fa.n_flows
-    key = fa.flow.astype(np.int64) * 2 + fa.direction
+    key = fa.flow * 2 + fa.direction  # int32, like flow
     perm, offsets, position = _counting_sort(key, 2 * n_flows)
     pa: PacketAnalysis = analyze_events(packets, fa, position)
     sack_order = np.argsort(pa.sack_rows, kind="stable")
@@ -86,9 +87,9 @@ def build_segments(
         sack_permitted=pa.sack_permitted,
     )
     # capture order is flow-major once stably grouped by flow alone
-    by_flow, _, _ = _counting_sort(fa.flow.astype(np.int64), n_flows)
+    by_flow, _, _ = _counting_sort(fa.flow, n_flows)
     flow_order: I64 = position[by_flow]
-    return segments, handshake, flow_order, (pa.rtt_ack, pa.rtt_sent)
+    return segments, handshake, flow_order, (pa.rtt_ack, pa.rtt_sent), pa.zero_windows
 
 
 @numba.njit(cache=True)
@@ -101,8 +102,8 @@ def _counting_sort(key, n_keys):  # type: ignore[no-untyped-def]  # pragma: no c
     for k in range(n_keys):
         offsets[k + 1] += offsets[k]
     fill = offsets[:-1].copy()
-    perm = np.empty(n, np.int64)
-    position = np.empty(n, np.int64)
+    perm = np.empty(n, np.int32)
+    position = np.empty(n, np.int32)
     for i in range(n):
         k = key[i]
         p = fill[k]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from tcplens.tcp.grouping import run_starts
 from tcplens.tcp.model import (
     IDLE_GAP_MIN_NS,
     IDLE_GAP_RTTS,
@@ -17,30 +16,16 @@ from tcplens.tcp.model import (
 I64 = npt.NDArray[np.int64]
 
 
-def zero_window_spans(seg: Segments) -> ZeroWindowSpans:
-    """Spans in which one direction advertised a zero window (RST and SYN excluded).
+def zero_window_spans(seg: Segments, spans: I64) -> ZeroWindowSpans:
+    """Spans in which one direction advertised a zero window (SYN and RST windows excluded).
 
-    A span starts at the first zero-window packet of a run and ends at the same direction's
-    next packet with a non-zero window (the window update that reopens it), or at the run's
-    last packet when the flow ended still closed.
+    ``spans`` rows are (first zero-window row, end row, reopened) as the per-packet pass
+    found them (:mod:`tcplens.tcp.events`): a span ends at the same direction's next packet
+    with a non-zero window (the update that reopens it), or at its last packet when the flow
+    ended still closed.
     """
-    key = seg.flow.astype(np.int64) * 2 + seg.direction
-    counted = (seg.flags & 0x06) == 0  # SYN and RST windows say nothing about the buffer
-    rows = np.flatnonzero(counted)
-    k = key[rows]
-    zero = seg.window[rows] == 0
-    run_key = k * 2 + zero
-    start = run_starts(run_key)
-    run_id = np.cumsum(start) - 1
-    first = np.flatnonzero(start)
-    last = np.r_[first[1:] - 1, rows.shape[0] - 1] if rows.shape[0] else first
-    is_zero_run = zero[first]
-    nxt = last + 1
-    reopened = (nxt < rows.shape[0]) & (k[np.minimum(nxt, max(rows.shape[0] - 1, 0))] == k[last])
-    zr = np.flatnonzero(is_zero_run)
-    del run_id
-    s_row = rows[first[zr]]
-    e_row = np.where(reopened[zr], rows[np.minimum(nxt[zr], rows.shape[0] - 1)], rows[last[zr]])
+    spans = spans[np.argsort(spans[:, 0], kind="stable")] if spans.size else spans.reshape(0, 3)
+    s_row, e_row = spans[:, 0], spans[:, 1]
     return ZeroWindowSpans(
         flow=seg.flow[s_row],
         direction=seg.direction[s_row],
@@ -48,7 +33,7 @@ def zero_window_spans(seg: Segments) -> ZeroWindowSpans:
         end_ns=seg.time_ns[e_row],
         start_frame=seg.frame[s_row],
         end_frame=seg.frame[e_row],
-        reopened=reopened[zr],
+        reopened=spans[:, 2] == 1,
     )
 
 
@@ -58,17 +43,17 @@ def idle_gaps(seg: Segments, median_rtt_ns: I64, flow_order: I64) -> IdleGaps:
     ``flow_order`` sorts the segment rows by ``(flow, frame)``; ``median_rtt_ns`` is per flow
     (-1 when unknown).
     """
-    f = seg.flow[flow_order]
+    # candidates first (any silence over the fixed minimum), then the per-flow RTT test on
+    # those few: keeps the n-sized temporaries to one time column and its differences
     t = seg.time_ns[flow_order]
-    same = np.zeros(f.shape[0], dtype=bool)
-    same[1:] = f[1:] == f[:-1]
-    gap = np.zeros(f.shape[0], dtype=np.int64)
-    gap[1:] = t[1:] - t[:-1]
-    med = np.maximum(median_rtt_ns, 0)
-    threshold = np.maximum(IDLE_GAP_MIN_NS, (IDLE_GAP_RTTS * med).astype(np.int64))
-    hit = np.flatnonzero(same & (gap > threshold[f]))
-    before = flow_order[hit - 1]
-    after = flow_order[hit]
+    cand = np.flatnonzero(np.diff(t) > IDLE_GAP_MIN_NS) + 1
+    del t
+    before = flow_order[cand - 1]
+    after = flow_order[cand]
+    flow = seg.flow[after]
+    threshold = np.maximum(IDLE_GAP_MIN_NS, IDLE_GAP_RTTS * np.maximum(median_rtt_ns[flow], 0))
+    keep = (seg.flow[before] == flow) & (seg.time_ns[after] - seg.time_ns[before] > threshold)
+    before, after = before[keep], after[keep]
     return IdleGaps(
         flow=seg.flow[after],
         start_ns=seg.time_ns[before],
