@@ -139,7 +139,11 @@ def _transfer(
     sender_is_client = d == CLIENT_TO_SERVER
     # The receiver's window is scaled with the receiver's shift; unknown shift = unknown window.
     rcv_scale = flows.window_scale_server[f] if sender_is_client else flows.window_scale_client[f]
-    window = seg.window[acks] if rcv_scale >= 0 else np.full(acks.size, -1, np.int64)
+    # An unknown scale leaves a window's size unknown, except zero: zero scaled is still zero.
+    raw = seg.window[acks]
+    window = raw if rcv_scale >= 0 else np.where(raw == 0, 0, -1)
+    zw = analysis.zero_windows
+    zsel = np.flatnonzero((zw.flow == f) & (zw.direction == 1 - d))
     rcv_mss = int(flows.mss_server[f] if sender_is_client else flows.mss_client[f])
     payload = seg.payload_len[data]
     lag = sender_lag(syn_rtt, synack_rtt, sender_is_client)
@@ -178,6 +182,10 @@ def _transfer(
         rtt_s=rtt.rtt_ns[r][mine] / 1e9,
         echo_t=(rtt.time_ns[r][echo] - origin) / 1e9,
         echo_s=echo_s,
+        zero_start=(zw.start_ns[zsel] - origin) / 1e9,
+        zero_end=(zw.end_ns[zsel] - origin) / 1e9,
+        zero_frames=np.stack((zw.start_frame[zsel], zw.end_frame[zsel]), axis=1).astype(np.int64),
+        zero_reopened=zw.reopened[zsel].astype(np.bool_),
     )
 
 

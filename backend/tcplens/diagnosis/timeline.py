@@ -233,7 +233,7 @@ def label_transfer(tr: Transfer, base_rtt: float) -> Intervals:
     winmax_v = _pick(win_max, at_resume, 0)
 
     blocked = edge_v - high < seg
-    starved = blocked & (win_v < UNREAD_WINDOW * winmax_v)
+    starved = blocked & ((win_v < UNREAD_WINDOW * winmax_v) | (win_v == 0))
     paused = gap > pause_after(base_rtt)
     all_acked = ack_r >= high
     freed = (ack_v - ack_s) >= 2 * seg
@@ -430,7 +430,31 @@ def label_connection(conn: Connection) -> Intervals:
                 single(turn_start, float(main.t[0]), factor, conn.first_frame, int(main.frame[0]))
             )
         parts.append(label_transfer(main, base_rtt))
+        parts.append(closed_window_outside(main))
     return Intervals.concat(parts)
+
+
+def closed_window_outside(tr: Transfer) -> Intervals:
+    """Zero-window time outside the span of the transfer's data segments (``receiver_app``).
+
+    Inside that span the intervals already say it; after the last segment (a receiver that never
+    reads again: the sender only probes) or before the first (a capture that starts mid-stall)
+    nothing else would.
+    """
+    first, last = float(tr.t[0]), float(tr.t[-1])
+    after0 = np.maximum(tr.zero_start, last)
+    after = tr.zero_end > after0
+    before1 = np.minimum(tr.zero_end, first)
+    before = before1 > tr.zero_start
+    t0 = np.concatenate((after0[after], tr.zero_start[before]))
+    t1 = np.concatenate((tr.zero_end[after], before1[before]))
+    frames = np.concatenate((tr.zero_frames[after], tr.zero_frames[before]))
+    k = t0.size
+    return Intervals(
+        np.full(k, tr.flow, np.int64), t0, t1,
+        np.full(k, FACTOR_INDEX["receiver_app"], np.int8),
+        frames[:, 0].copy(), frames[:, 1].copy(), t1 - t0,
+    )  # fmt: skip
 
 
 def factor_shares(conn: Connection, spans: Intervals) -> dict[Factor, float]:

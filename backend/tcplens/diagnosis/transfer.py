@@ -59,6 +59,11 @@ class Transfer:
     # sender's data), seconds; what data->ACK samples cannot see when captured near the receiver
     echo_t: F64
     echo_s: F64
+    # spans in which the receiver advertised a zero window (tcp's ZeroWindowSpans), seconds
+    zero_start: F64
+    zero_end: F64
+    zero_frames: I64  # shape (k, 2): the first zero advertisement and the reopening (or last)
+    zero_reopened: B
 
     @property
     def payload_bytes(self) -> int:

@@ -49,6 +49,11 @@ def a(phrase: str) -> str:
     return f"{'an' if spoken_vowel else 'a'} {phrase}"
 
 
+def times(n: int) -> str:
+    """``times(1) == 'once'``, ``times(2) == 'twice'``, ``times(7) == '7 times'``."""
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
 def share(fraction: float) -> str:
     """``share(0.4567) == '46%'``."""
     return f"{100.0 * float(fraction):.0f}%"

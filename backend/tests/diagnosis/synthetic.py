@@ -56,6 +56,10 @@ def transfer(
         rtt_s=np.asarray(rtt[1], np.float64),
         echo_t=np.zeros(0),
         echo_s=np.zeros(0),
+        zero_start=np.zeros(0),
+        zero_end=np.zeros(0),
+        zero_frames=np.zeros((0, 2), np.int64),
+        zero_reopened=np.zeros(0, np.bool_),
     )
 
 

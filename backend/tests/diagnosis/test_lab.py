@@ -173,3 +173,23 @@ def test_analyze_json_carries_the_findings() -> None:
     assert first["evidence"]["time_ranges_s"] and first["evidence"]["frames"]
     assert report["flows"][0]["limiting_factor"] == "receiver_window"
     assert report["flows"][0]["factor_shares"]["receiver_window"] > 0.9
+
+
+PRACTICAL = LAB.parent / "corpus" / "practical-packet-analysis"
+
+
+def test_a_window_that_never_reopens_is_the_receiving_application() -> None:
+    require(PRACTICAL)
+    capture = read_capture(PRACTICAL / "tcp_zerowindowdead.pcapng")
+    d = diagnose(capture, analyze_tcp(capture.packets))
+    f = d.findings[0]
+    assert f.code == "receiver-app-slow" and f.severity == "high"
+    assert f.title == "Receiving application stopped reading: its window stayed zero"
+    assert "172.31.136.85:38760" in f.summary and "advertised a zero window 4 times" in f.summary
+    assert "still zero when the capture ended, 24 s after it closed" in f.summary
+    assert d.flows[1].limiting_factor == "receiver_app"
+    # Recovered after 10 ms: said, but not a problem.
+    capture = read_capture(PRACTICAL / "tcp_zerowindowrecovery.pcapng")
+    (f,) = [x for x in diagnose(capture, analyze_tcp(capture.packets)).findings
+            if x.code == "receiver-app-slow"]  # fmt: skip
+    assert f.severity == "low" and "zero window once" in f.summary

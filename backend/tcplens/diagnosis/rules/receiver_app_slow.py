@@ -62,33 +62,55 @@ def detect(ctx: Context) -> list[Finding]:
     total = sum(ft.seconds[f] for f in flows)
     receiver_host = tr.receiver.rsplit(":", 1)[0]
     closed = (
-        f"advertised a zero window {zero.size} times"
+        f"advertised a zero window {w.times(zero.size)}"
         if zero.size
         else f"let its window shrink to {w.size(int(known.min()) if known.size else 0)}"
     )
+    offered = f"of a receive window of up to {w.size(largest)} it" if largest else "it"
     summary = (
         f"For {w.duration(ft.seconds[worst])} of flow {worst}'s "
         f"{w.duration(conn.end_s - conn.start_s)}, {tr.receiver} had data in its buffer that its "
-        f"application had not read: of a receive window of up to {w.size(largest)} it {closed} "
-        f"({small.size} of its {tr.window.size} ACKs offered less than three quarters of it), and "
-        f"{tr.sender} had to wait for it to read. Data moved at {w.rate(got)} during that time, "
-        "the pace at which the application consumed it"
+        f"application had not read: {offered} {closed}"
     )
-    if rtt:
-        summary += f"; the window alone would have allowed {w.rate(largest / rtt)}"
-    summary += "."
+    if largest:
+        summary += (
+            f" ({small.size} of its {tr.window.size} ACKs offered less than three quarters of it)"
+        )
+    summary += f", and {tr.sender} had to wait for it to read."
+    if mine.t0.size:
+        summary += (
+            f" Data moved at {w.rate(got)} during that time, the pace at which the application "
+            "consumed it"
+        )
+        if rtt and largest:
+            summary += f"; the window alone would have allowed {w.rate(largest / rtt)}"
+        summary += "."
+    stuck = np.flatnonzero(~tr.zero_reopened)
+    if stuck.size:
+        since = float(tr.zero_end[stuck[-1]] - tr.zero_start[stuck[-1]])
+        summary += (
+            f" The window was still zero when the capture ended, {w.duration(since)} after it "
+            f"closed: the application stopped reading, and {tr.sender} could only probe it."
+        )
     fix = (
         f"The network is not the problem: make the application on {receiver_host} read faster — "
         "larger reads, a reading loop that does not wait on disk or processing (hand the data to "
         "a worker), or more frequent reads. A larger receive buffer only postpones the stall."
     )
     frames = [int(x) for x in tr.ack_frame[zero[:10]]] + [int(x) for x in tr.ack_frame[small[:10]]]
+    frames += [int(x) for x in tr.zero_frames[:10].ravel()]
     return [
         Finding(
             code=CODE,
             factor=FACTOR,
             severity=ctx.severity(total),
-            title=f"Receiving application too slow: it read at {w.rate(got)}",
+            title=(
+                "Receiving application stopped reading: its window stayed zero"
+                if stuck.size
+                else f"Receiving application too slow: it read at {w.rate(got)}"
+                if mine.t0.size
+                else "Receiving application too slow: its window closed"
+            ),
             summary=summary,
             fix=fix,
             time_lost_s=total,
