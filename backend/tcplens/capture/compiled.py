@@ -8,7 +8,10 @@ kernel modules lazily, inside ``read_capture``.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar, cast
 
 import numba
@@ -17,6 +20,36 @@ import numpy as np
 from tcplens.capture.table import U8
 
 F = TypeVar("F", bound=Callable[..., object])
+
+_PACKAGE = Path(__file__).resolve().parent
+_KERNEL_MODULES = ("compiled", "link", "decode", "pcap", "pcapng", "dns", "records", "table")
+
+
+def _drop_stale_kernel_cache() -> None:
+    """Delete cached kernels compiled from other versions of the kernel modules.
+
+    numba keys a cached kernel on its own file's timestamp only, but our kernels inline kernels
+    from other modules (``read_u32``, ``skip_link_header``): after a change there, numba would
+    load stale machine code. So the cache is tagged with a digest of all kernel sources.
+    """
+    digest = hashlib.sha256()
+    for name in _KERNEL_MODULES:
+        digest.update((_PACKAGE / f"{name}.py").read_bytes())
+    cache = _PACKAGE / "__pycache__"
+    tag = cache / "kernels.sha256"
+    try:
+        if tag.read_text() == digest.hexdigest():
+            return
+    except OSError:
+        pass
+    with contextlib.suppress(OSError):
+        cache.mkdir(exist_ok=True)
+        for stale in [*cache.glob("*.nbi"), *cache.glob("*.nbc")]:
+            stale.unlink(missing_ok=True)
+        tag.write_text(digest.hexdigest())
+
+
+_drop_stale_kernel_cache()
 
 
 def kernel(function: F) -> F:

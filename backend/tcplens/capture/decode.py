@@ -135,14 +135,15 @@ def decode_packets(
     mss: I32, wscale: I8, sack_perm: B, sack_count: U8, sack_left: U32, sack_right: U32,
     has_ts: B, ts_val: U32, ts_ecr: U32, udp_payload: I64,
 ) -> None:  # fmt: skip
-    """Decode every record, writing every column of its row (absent options: -1, others 0).
+    """Decode every record into its row (absent options: -1, others 0); SACK columns come zeroed.
 
     ``src_words``/``dst_words`` are the (n, 16) uint8 address columns viewed as (n, 4) uint32.
-    ``udp_payload`` gets the buffer offset of UDP port-53 payloads (else -1), for the DNS pass.
+    ``udp_payload`` (zeroed) gets the buffer offset of UDP port-53 payloads, for the DNS pass.
     """
     for i in range(data_offset.shape[0]):
-        # every column of the row is written here: the reader allocates them uninitialised
-        # (zeroing 130 bytes per packet in a separate pass cost more than these stores)
+        # every column of the row is written here (the reader allocates them uninitialised:
+        # zeroing them in a separate pass cost more than these stores), except the SACK ones,
+        # which come zeroed and are only written when a packet has them
         status[i] = 0
         ip_version[i] = 0
         ip_proto[i] = 0
@@ -157,18 +158,12 @@ def decode_packets(
         tcp_payload_len[i] = 0
         mss[i] = -1
         wscale[i] = -1
-        sack_perm[i] = False
-        sack_count[i] = 0
         has_ts[i] = False
         ts_val[i] = 0
         ts_ecr[i] = 0
-        udp_payload[i] = -1
         for j in range(4):
             src_words[i, j] = 0
             dst_words[i, j] = 0
-        for j in range(MAX_SACK_BLOCKS):
-            sack_left[i, j] = 0
-            sack_right[i, j] = 0
         start = data_offset[i]
         end = start + caplen[i]
         wire_end = start + max(origlen[i], caplen[i])

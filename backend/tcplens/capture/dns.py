@@ -116,7 +116,7 @@ class DnsCollector:
     def collect(
         self, buf: U8, data_offset: I64, caplen: U32, udp_payload: I64, first_row: int
     ) -> None:
-        rows = np.flatnonzero(udp_payload >= 0)
+        rows = np.flatnonzero(udp_payload)  # 0: not DNS (a payload never starts a buffer)
         if rows.shape[0] == 0:
             return
         m = rows.shape[0]

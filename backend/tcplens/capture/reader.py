@@ -162,7 +162,7 @@ class _Reading:
             return
         c = {name: column[:n] for name, column in columns.items()}
         c["link_type"][:] = self.walker.link_types_of(c["interface"])
-        udp_payload = np.empty(n, np.int64)
+        udp_payload = np.zeros(n, np.int64)  # calloc: untouched unless a datagram is DNS
         offsets = data_offset[:n]
         decode_packets(
             self.buffer.buf, offsets, c["caplen"], c["origlen"], c["link_type"],
@@ -214,6 +214,8 @@ def _allocate(n: int) -> Columns:
     All columns are views on one ``np.empty`` arena: numpy asks for transparent huge pages on
     allocations ≥ 4 MiB before touching them, while small columns and calloc'ed pages fault in
     4 KiB at a time. Measured here for 1M packets: ~13 ms of page faults instead of ~100 ms.
+    The SACK columns are the exception: mostly zero, they are calloc'ed, so the pages no packet
+    writes (most of them: SACK blocks come with loss only) never become resident.
     """
     shapes = [((n, width) if width else (n,), np.dtype(dtype)) for _, dtype, width, _ in _LAYOUT]
     sizes = [int(np.prod(shape)) * dtype.itemsize for shape, dtype in shapes]
@@ -227,6 +229,8 @@ def _allocate(n: int) -> Columns:
         if initial is not None:
             column.fill(initial)
         columns[name] = column
+    for name, sparse_dtype, width in _SPARSE:
+        columns[name] = np.zeros((n, width) if width else n, sparse_dtype)
     return columns
 
 
@@ -253,13 +257,17 @@ _LAYOUT: tuple[tuple[str, type, int, int | None], ...] = (
     ("tcp_payload_len", np.uint32, 0, None),
     ("mss", np.int32, 0, None),
     ("wscale", np.int8, 0, None),
-    ("sack_perm", np.bool_, 0, None),
-    ("sack_count", np.uint8, 0, None),
-    ("sack_left", np.uint32, MAX_SACK_BLOCKS, None),
-    ("sack_right", np.uint32, MAX_SACK_BLOCKS, None),
     ("has_ts", np.bool_, 0, None),
     ("ts_val", np.uint32, 0, None),
     ("ts_ecr", np.uint32, 0, None),
+)
+
+
+_SPARSE: tuple[tuple[str, type, int], ...] = (
+    ("sack_perm", np.bool_, 0),
+    ("sack_count", np.uint8, 0),
+    ("sack_left", np.uint32, MAX_SACK_BLOCKS),
+    ("sack_right", np.uint32, MAX_SACK_BLOCKS),
 )
 
 
