@@ -9,6 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
 from tcplens.api import uploads
 from tcplens.api.auth import ServiceDep, ViewerDep
@@ -114,9 +115,13 @@ async def upload_capture(
         filename = filename or part_name
     else:
         chunks = uploads.raw_body(request)
-    received = await captures.receive_upload(
-        service, viewer, chunks, filename=filename, workspace_id=workspace_id
-    )
+    try:
+        received = await captures.receive_upload(
+            service, viewer, chunks, filename=filename, workspace_id=workspace_id
+        )
+    except ClientDisconnect as exc:
+        # The client went away mid-upload: the partial file is already discarded.
+        raise uploads.MalformedUpload("the upload was interrupted") from exc
     capture = received.capture
     job_status = await run_in_threadpool(jobs_view.job_status, service, capture.job_id)
     response.headers["Location"] = f"{request.url.path.rstrip('/')}/{capture.id}"

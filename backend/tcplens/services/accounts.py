@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -111,10 +111,14 @@ def start_session(session: Session, user: User, max_age_s: int) -> str:
 
 
 def user_of_session(session: Session, token: str) -> User | None:
-    row = session.get(BrowserSession, credentials.token_digest(token))
-    if row is None or row.expires_at <= datetime.now(UTC):
-        return None
-    return session.get(User, row.user_id)
+    return session.scalar(
+        select(User)
+        .join(BrowserSession, BrowserSession.user_id == User.id)
+        .where(
+            BrowserSession.token_hash == credentials.token_digest(token),
+            BrowserSession.expires_at > func.now(),
+        )
+    )
 
 
 def end_session(session: Session, token: str) -> None:

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from tcplens.db.accounts import ApiToken, User
+from tcplens.db.accounts import ApiToken, Membership, User
 from tcplens.errors import NotFound
 from tcplens.services import accounts, credentials
 
@@ -71,15 +71,18 @@ def holder_of(session: Session, raw: str) -> TokenHolder | None:
     """Who a presented token belongs to, or None when it is unknown or revoked."""
     if not raw.startswith(credentials.API_TOKEN_PREFIX) or len(raw) > 200:
         return None
-    row = session.scalar(
-        select(ApiToken).where(ApiToken.token_hash == credentials.token_digest(raw))
-    )
-    if row is None or row.revoked_at is not None:
+    # One query: the token, its user, and that the user still belongs to the token's workspace
+    # (they may have left since it was issued).
+    row = session.execute(
+        select(ApiToken.id, ApiToken.workspace_id, User)
+        .join(User, User.id == ApiToken.user_id)
+        .join(
+            Membership,
+            (Membership.user_id == ApiToken.user_id)
+            & (Membership.workspace_id == ApiToken.workspace_id),
+        )
+        .where(ApiToken.token_hash == credentials.token_digest(raw), ApiToken.revoked_at.is_(None))
+    ).one_or_none()
+    if row is None:
         return None
-    # The user may have left the workspace since the token was issued.
-    if accounts.role_in(session, row.user_id, row.workspace_id) is None:
-        return None
-    user = session.get(User, row.user_id)
-    if user is None:
-        return None
-    return TokenHolder(user=user, workspace_id=row.workspace_id, token_id=row.id)
+    return TokenHolder(user=row.User, workspace_id=row.workspace_id, token_id=row.id)

@@ -100,3 +100,20 @@ def test_unreadable_capture_fails_with_words(client: TestClient) -> None:
     assert len(capture["error"]["message"]) > 10
     flows = actor.client.get(f"/api/v1/captures/{capture_id}/flows")
     assert flows.status_code == 409
+
+
+def test_series_answers_304_to_a_matching_etag(client: TestClient) -> None:
+    require(LAB)
+    actor = sign_up(client)
+    capture_id = _upload(actor, (LAB / "nagle_delack.pcap").read_bytes(), "nagle.pcap")
+    analysis.analyze(client.app.state.service, uuid.UUID(capture_id))  # type: ignore[attr-defined]
+    url = f"/api/v1/captures/{capture_id}/flows/1/series?max_points=50"
+    first = actor.client.get(url)
+    etag = first.headers["etag"]
+    again = actor.client.get(url, headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b""
+    other = actor.client.get(url + "&from=0.1", headers={"If-None-Match": etag})
+    assert other.status_code == 200
+    # the ETag does not bypass authorisation
+    stranger = sign_up(client)
+    assert stranger.client.get(url, headers={"If-None-Match": etag}).status_code == 404
