@@ -34,6 +34,8 @@ class Context:
     dns: list[DnsExchange]
     # flows whose setup and slow start another finding (no connection reuse) already accounts for
     claimed_by_setup: set[int] = field(default_factory=set)
+    # flows whose application waits the stop-and-wait finding already explains
+    stop_and_wait_flows: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.by_flow = {c.flow: c for c in self.connections}

@@ -237,8 +237,12 @@ def label_transfer(tr: Transfer, base_rtt: float) -> Intervals:
     paused = gap > pause_after(base_rtt)
     all_acked = ack_r >= high
     freed = (ack_v - ack_s) >= 2 * seg
-    idle = paused & all_acked & ~blocked & (gap > idle_after(base_rtt))
     answer, think, ack_woke = pause_causes(tr, t0, t1, base_rtt)
+    # Idle: a long pause in which the peer said nothing, or spoke only late in it (a user who
+    # thought for a while before the next request). A peer that asked early and waited long for
+    # the answer is the sender's application thinking, however long it took.
+    asked_late = (answer == 0) | (gap - think > idle_after(base_rtt))
+    idle = paused & all_acked & ~blocked & (gap > idle_after(base_rtt)) & asked_late
     exchange = (answer > APP_ACK_MAX_BYTES) & (think <= think_after(base_rtt))
 
     # Loss recovery ranges: from each retransmission until the data outstanding then is acked.
@@ -420,15 +424,23 @@ def label_connection(conn: Connection) -> Intervals:
     if main is not None and main.t.size:
         turn_start = conn.established_s if conn.established_s is not None else conn.start_s
         others = [tr for tr in conn.transfers if tr is not main and tr.t.size]
-        before = [float(tr.t[0]) for tr in others if tr.t[0] < main.t[0]]
+        before = [tr for tr in others if tr.t[0] < main.t[0]]
+        slow_turn = 2.0 * base_rtt + 0.05  # a round trip each way and some scheduling
         if before:  # a request preceded the main transfer: its turn starts at the request
-            turn_start = min(before)
+            request = min(before, key=lambda tr: float(tr.t[0]))
+            asked = float(request.t[0])
+            # The client's own delay between the handshake and its request.
+            if conn.established_s is not None and asked - conn.established_s > slow_turn:
+                parts.append(
+                    single(conn.established_s, asked, f["application"], conn.first_frame,
+                           int(request.frame[0]))
+                )  # fmt: skip
+            turn_start = asked
         turn = float(main.t[0]) - turn_start
         if turn > 0:
-            factor = f["latency"] if turn <= 2.0 * base_rtt + 0.05 else f["application"]
-            parts.append(
-                single(turn_start, float(main.t[0]), factor, conn.first_frame, int(main.frame[0]))
-            )
+            factor = f["latency"] if turn <= slow_turn else f["application"]
+            first = int(before[0].frame[0]) if before else conn.first_frame
+            parts.append(single(turn_start, float(main.t[0]), factor, first, int(main.frame[0])))
         parts.append(label_transfer(main, base_rtt))
         parts.append(closed_window_outside(main))
     return Intervals.concat(parts)

@@ -193,3 +193,29 @@ def test_a_window_that_never_reopens_is_the_receiving_application() -> None:
     (f,) = [x for x in diagnose(capture, analyze_tcp(capture.packets)).findings
             if x.code == "receiver-app-slow"]  # fmt: skip
     assert f.severity == "low" and "zero window once" in f.summary
+
+
+def _practical(name: str) -> Diagnosis:
+    require(PRACTICAL)
+    capture = read_capture(PRACTICAL / f"{name}.pcapng")
+    return diagnose(capture, analyze_tcp(capture.packets))
+
+
+def test_application_delay_names_who_was_slow() -> None:
+    # The three latency captures of Practical Packet Analysis: wire, client-side, server-side.
+    server = _practical("latency4").findings[0]
+    assert server.code == "application-delay" and server.severity == "high"
+    assert server.summary.startswith(
+        "In flow 1, 172.16.16.128:1606 waited 1.0 s for 74.125.95.104:80 to send although a "
+        "round trip takes 35 ms"
+    )
+    client = _practical("latency3").findings[0]
+    assert client.code == "application-delay"
+    assert "74.125.95.104:80 waited 1.3 s for 172.16.16.128:1606 to send" in client.summary
+    wire = _practical("latency1").findings
+    assert [f.code for f in wire] == ["round-trip-bound"]
+    # Two slow answers on one connection: both counted.
+    post = _practical("http_post").findings[0]
+    assert post.code == "application-delay" and "(twice) add up to 2.4 s" in post.summary
+    # Waits that stop-and-wait already explains are not said twice.
+    assert finding("stop_and_wait_app", "application-delay") is None

@@ -10,6 +10,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from tcplens.diagnosis.rules import (
+    application_delay,
     bandwidth_limited,
     dns_delay,
     nagle_delayed_ack,
@@ -30,6 +31,7 @@ RULES: tuple[ModuleType, ...] = (
     receiver_app_slow,
     sender_buffer_limited,
     stop_and_wait,
+    application_delay,  # after stop-and-wait: the waits it does not already explain
     nagle_delayed_ack,
     packet_loss,
     bandwidth_limited,

@@ -56,6 +56,7 @@ def detect(ctx: Context) -> list[Finding]:
     turns = int(mine.t0.size)
     if turns < MIN_TURNS:
         return []
+    ctx.stop_and_wait_flows.update(flows)
     mean_turn = float(mine.duration.mean())
     answers = tr.ack_payload[tr.ack_payload > 0]
     per_turn = tr.payload_bytes / max(turns, 1)
