@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import shutil
-import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -11,11 +11,12 @@ from tcplens.main import create_app
 from tcplens.settings import Settings
 
 
-def test_app_without_an_engine_starts_migrates_and_stops_its_embedded_database() -> None:
+def test_app_without_an_engine_starts_migrates_and_stops_its_embedded_database(
+    new_cluster_dir: Callable[[], Path],
+) -> None:
     """What `make dev` (uvicorn --factory, --reload) relies on: the app brings its own database up
     and takes it down again at shutdown, since reload workers never run atexit handlers."""
-    # Under /tmp itself: as root the server's own user must be able to reach the directory.
-    scratch = Path(tempfile.mkdtemp(prefix="tcplens-test-lifespan-"))
+    scratch = new_cluster_dir().parent  # the data directory, with the server's files in postgres/
     try:
         settings = Settings(
             data_dir=scratch, spa_dir=scratch / "spa", in_process_worker=False, database_url=None

@@ -5,7 +5,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -53,9 +53,9 @@ def test_live_unrelated_pid_in_postmaster_pid_is_stale(scratch: Path) -> None:
     assert not pid_file.exists()
 
 
-def test_server_restarts_after_being_killed(scratch: Path) -> None:
+def test_server_restarts_after_being_killed(new_cluster_dir: Callable[[], Path]) -> None:
     """A server that died without cleaning up (SIGKILL, power loss) starts again on the same data."""
-    data = scratch / "postgres"
+    data = new_cluster_dir()
     server = embedded.start(data, delete_on_exit=True)
     engine = make_engine(server.url)
     with engine.begin() as connection:
