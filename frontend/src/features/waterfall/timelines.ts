@@ -27,9 +27,17 @@ export function connectionTimelines(
   for (const finding of findings) {
     if (finding.factor !== "dns") continue;
     const ranges = rangesOf(finding.evidence.time_ranges_s);
+    if (ranges.length === 0) continue;
+    // One range per flow when the counts match; otherwise the lookups (e.g. a reverse then a
+    // forward query) together are the wait before each of the finding's flows.
+    const perFlow = ranges.length === finding.flows.length;
+    const span: Range = [
+      Math.min(...ranges.map((r) => r[0])),
+      Math.max(...ranges.map((r) => r[1])),
+    ];
     finding.flows.forEach((flowId, index) => {
-      const range = ranges[index] ?? ranges[0];
-      if (range && !dnsByFlow.has(flowId)) dnsByFlow.set(flowId, range);
+      const range = perFlow ? (ranges[index] ?? span) : span;
+      if (!dnsByFlow.has(flowId)) dnsByFlow.set(flowId, range);
     });
   }
 
