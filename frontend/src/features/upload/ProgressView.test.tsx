@@ -118,7 +118,13 @@ describe("refused uploads", () => {
     render(<ProgressView label={file.name} state={state} />);
     expect(screen.getByText("notes.txt is not a capture")).toBeTruthy();
     expect(screen.getByText(/supported formats are pcap, pcapng/)).toBeTruthy();
-    expect(screen.getByText(SUPPORTED_FORMATS_HINT)).toBeTruthy();
+    // The server named the formats: they are not repeated.
+    expect(screen.queryByText(SUPPORTED_FORMATS_HINT)).toBeNull();
+  });
+
+  it("not a capture, without the formats in the server's words: adds them", () => {
+    const state = uploadErrorState(problem(415, "unsupported media type"), file);
+    expect(state).toMatchObject({ hint: SUPPORTED_FORMATS_HINT });
   });
 
   it("too large: the file's size against the limit", () => {

@@ -60,7 +60,8 @@ export function uploadErrorState(
         kind: "failed",
         title: `${file.name} is not a capture`,
         message: problem.detail,
-        hint: SUPPORTED_FORMATS_HINT,
+        // The server usually lists the formats itself; say it once.
+        hint: /pcapng/i.test(problem.detail) ? undefined : SUPPORTED_FORMATS_HINT,
       };
     case 413: {
       const limit = typeof extra.limit_bytes === "number" ? extra.limit_bytes : null;
