@@ -11,7 +11,7 @@ test("drop a capture and a text file together: one is analysed, the other refuse
   page,
 }, testInfo) => {
   test.skip(DNS === null, "../shared/captures/lab is absent: this spec needs the lab captures");
-  test.setTimeout(90_000);
+  test.setTimeout(240_000);
   const notes = testInfo.outputPath("notes.txt");
   writeFileSync(notes, "GET / HTTP/1.1\r\nHost: example.com\r\n\r\n".repeat(50));
 
@@ -24,7 +24,7 @@ test("drop a capture and a text file together: one is analysed, the other refuse
   await expect(refused).toContainText("notes.txt is not a capture");
   await expect(refused).toContainText("pcapng");
   const row = page.getByRole("row", { name: /dns_delay_upload\.pcap/ });
-  await expect(row.getByText("analysed")).toBeVisible({ timeout: 60_000 });
+  await expect(row.getByText("analysed")).toBeVisible({ timeout: 150_000 });
   await expect(page).toHaveURL(/\/$/);
   await screenshot(page, "20-two-files-dropped");
 
