@@ -71,7 +71,9 @@ def compose_report(
 def flows_json(
     analysis: TcpAnalysis, origin_ns: int, verdicts: FlowVerdicts
 ) -> list[dict[str, Any]]:
-    """DESIGN.md ``flows`` entries (plus ``vantage``: where the capture point sits)."""
+    """DESIGN.md ``flows`` entries, plus ``vantage`` (where the capture point sits) and
+    ``window_scale`` (each side's shift; null when the handshake was not captured, because
+    the windows of that side then cannot be read in bytes)."""
     f = analysis.flows
     rtt_min, rtt_med, rtt_p95 = f.rtt_min_ns, f.rtt_median_ns, f.rtt_p95_ns
     clients = _endpoints(f.client_addr, f.client_port)
@@ -82,6 +84,12 @@ def flows_json(
     rmin, rmed, rp95 = _ms_list(rtt_min), _ms_list(rtt_med), _ms_list(rtt_p95)
     retrans = (f.retransmissions_c2s + f.retransmissions_s2c).tolist()
     vantage = [VANTAGE_NAMES[v] for v in f.vantage.tolist()]
+    scales = [
+        {"client": None if c < 0 else c, "server": None if sv < 0 else sv}
+        for c, sv in zip(
+            f.window_scale_client.tolist(), f.window_scale_server.tolist(), strict=True
+        )
+    ]
     columns = zip(
         f.id.tolist(),
         clients,
@@ -97,11 +105,12 @@ def flows_json(
         rp95,
         retrans,
         vantage,
+        scales,
         strict=True,
     )
     out = []
     # one dict per flow: output formatting, not analysis
-    for fid, cl, sv, st, du, b_cs, b_sc, pk, hs, r0, r1, r2, rt, va in columns:
+    for fid, cl, sv, st, du, b_cs, b_sc, pk, hs, r0, r1, r2, rt, va, ws in columns:
         factor, shares = verdicts.get(fid, (None, {}))
         out.append(
             {
@@ -118,6 +127,7 @@ def flows_json(
                 "limiting_factor": factor,
                 "factor_shares": dict(shares),
                 "vantage": va,
+                "window_scale": ws,
             }
         )
     return out

@@ -42,6 +42,7 @@ def test_lossy_download_report(capsys: pytest.CaptureFixture[str]) -> None:
     assert flow["retransmissions"] == 4  # Wireshark flags 4 (fast) retransmissions here
     assert 30 <= flow["handshake_rtt_ms"] <= 32  # 30 ms lab RTT
     assert flow["vantage"] == "near_server"  # manifest: captured at the server
+    assert flow["window_scale"] == {"client": 10, "server": 10}
 
 
 def test_events_only_with_the_flag_and_in_wireshark_terms(
@@ -74,3 +75,13 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["analyze"]) == 2
     assert main(["analyze", "x.pcap"]) == 2  # --json is the only output format
     assert "--json" in capsys.readouterr().err
+
+
+def test_flow_without_handshake_shows_the_window_scale_as_unknown(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    require(PRACTICAL)
+    report = run_json(capsys, str(PRACTICAL / "tcp_dupack.pcapng"), "--json")
+    (flow,) = report["flows"]  # type: ignore[misc]
+    assert flow["window_scale"] == {"client": None, "server": None}
+    assert flow["handshake_rtt_ms"] is None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -46,6 +47,10 @@ def run(args: argparse.Namespace) -> int:
     except Exception as error:  # never a traceback for the user (DESIGN.md exit 1)
         print(f"tcplens: internal error while analysing {args.capture}: {error!r}", file=sys.stderr)
         return EXIT_INTERNAL
-    json.dump(report, sys.stdout, separators=(",", ":"))
-    sys.stdout.write("\n")
+    try:
+        json.dump(report, sys.stdout, separators=(",", ":"))
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+    except BrokenPipeError:  # `tcplens analyze ... | head`: the reader left, nothing to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return EXIT_OK
