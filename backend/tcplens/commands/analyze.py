@@ -48,8 +48,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"tcplens: internal error while analysing {args.capture}: {error!r}", file=sys.stderr)
         return EXIT_INTERNAL
     try:
-        json.dump(report, sys.stdout, separators=(",", ":"))
-        sys.stdout.write("\n")
+        # one C-encoder call and one write: json.dump would stream thousands of small chunks
+        sys.stdout.write(json.dumps(report, separators=(",", ":")) + "\n")
         sys.stdout.flush()
     except BrokenPipeError:  # `tcplens analyze ... | head`: the reader left, nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
