@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, BinaryIO
 
-from tcplens.capture.compression import sniff_format
+from tcplens.capture.compression import DEFAULT_MAX_BYTES, sniff_format
 from tcplens.capture.errors import (
     CaptureError,
     CaptureReadError,
@@ -22,8 +22,6 @@ from tcplens.capture.errors import (
 
 if TYPE_CHECKING:
     from tcplens.capture.table import Capture
-
-DEFAULT_MAX_BYTES = 4 << 30  # 4 GiB of (decompressed) capture; also reader.DEFAULT_MAX_BYTES
 
 
 def read_capture(
@@ -39,6 +37,7 @@ def read_capture(
 
 
 __all__ = [
+    "DEFAULT_MAX_BYTES",
     "CaptureError",
     "CaptureReadError",
     "CaptureTooLargeError",

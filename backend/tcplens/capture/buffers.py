@@ -17,7 +17,7 @@ import numpy as np
 from tcplens.capture.compression import BoundedStream
 from tcplens.capture.table import U8
 
-WINDOW = 32 << 20  # bytes of a mapped file walked at a time
+WINDOW = 8 << 20  # bytes of a mapped file walked at a time
 STREAM_BUFFER = 8 << 20  # bytes read from a stream at a time
 MAX_HELD = 16 << 20  # the largest single block held whole (packets are ≤ 256 KiB + options)
 

@@ -19,6 +19,7 @@ PCAPNG_MAGIC = b"\x0a\x0d\x0d\x0a"  # Section Header Block type, a palindrome (p
 # libpcap savefile magics: µs and ns resolution, written by a little- or big-endian host
 PCAP_MAGICS = (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d")
 
+DEFAULT_MAX_BYTES = 4 << 30  # the default bound on a (decompressed) capture: 4 GiB
 SNIFF_BYTES = 4  # how many leading bytes ``sniff_format`` needs
 STEP = 1 << 18  # bytes asked of a decompressor at a time
 HEAD_BYTES = 18  # read before opening: the longest zstd frame header (RFC 8878 §3.1.1.1)

@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from tcplens.capture.buffers import MAX_HELD, CaptureBuffer, MappedBuffer
-from tcplens.capture.compression import sniff_format
+from tcplens.capture.compression import DEFAULT_MAX_BYTES, sniff_format
 from tcplens.capture.decode import decode_packets
 from tcplens.capture.dns import DnsCollector
 from tcplens.capture.errors import CompressionError, MalformedCaptureError, NotACaptureError
@@ -40,7 +40,6 @@ from tcplens.capture.table import (
     PacketTable,
 )
 
-DEFAULT_MAX_BYTES = 4 << 30  # 4 GiB of (decompressed) capture
 _BLOCK_TOO_LARGE = -1
 
 Columns = dict[str, Any]

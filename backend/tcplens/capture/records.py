@@ -1,8 +1,7 @@
 """Where the packet records of one buffer are: the output of the format walkers (pcap, pcapng).
 
-A walker scans one buffer of the (decompressed) file and fills a ``RecordIndex`` with, per
-packet record, where its bytes start, how many were captured, its length on the wire, its
-timestamp and its interface. It stops at the first record that is not entirely in the buffer, or
+A walker scans one buffer of the (decompressed) file and fills, per packet record, where its
+bytes start and the table's ``RecordColumns``: captured and wire length, timestamp, interface. It stops at the first record that is not entirely in the buffer, or
 at the first structure it cannot trust, and says why with one of the ``STOP_*`` codes.
 """
 
