@@ -60,14 +60,31 @@ class Context:
         seconds = {int(ids[i]): float(per[i]) for i in order}
         return FactorTime(tuple(int(ids[i]) for i in order), seconds, float(per.sum()), sp)
 
-    def share(self, seconds: float) -> float:
-        return seconds / self.active_s if self.active_s > 0 else 0.0
+    def share(self, seconds: float, flows: tuple[int, ...] = (), extra_s: float = 0.0) -> float:
+        """``seconds`` as a share of the time the given flows were active (plus ``extra_s`` spent
+        before them, e.g. waiting for DNS), or of the whole capture's active time: a slow
+        transfer next to a long idle session is judged on its own time."""
+        active = self.active_s
+        if flows:
+            rows = np.asarray(flows, np.int64) - 1  # Flows.id is the 1-based row
+            rows = rows[(rows >= 0) & (rows < len(self.facts))]
+            if rows.size:
+                active = _union_length(self.facts.start_s[rows], self.facts.end_s[rows]) + extra_s
+        return min(seconds / active, 1.0) if active > 0 else 0.0
 
-    def severity(self, seconds: float, *, tunable: bool = True, cap: Severity = "high") -> Severity:
-        """Severity from the share of the active time, never above ``cap``; under
-        ``MIN_PROBLEM_S`` in all it is at most ``low`` whatever its share: a short capture
-        makes a few round trips a large share without anyone waiting for them."""
-        sev = severity_for_share(self.share(seconds), tunable=tunable)
+    def severity(
+        self,
+        seconds: float,
+        *,
+        flows: tuple[int, ...] = (),
+        extra_s: float = 0.0,
+        tunable: bool = True,
+        cap: Severity = "high",
+    ) -> Severity:
+        """Severity from the share of the flows' active time (see ``share``), never above
+        ``cap``; under ``MIN_PROBLEM_S`` in all it is at most ``low`` whatever its share: a
+        short capture makes a few round trips a large share without anyone waiting for them."""
+        sev = severity_for_share(self.share(seconds, flows, extra_s), tunable=tunable)
         if seconds < MIN_PROBLEM_S and SEVERITY_RANK[sev] < SEVERITY_RANK["low"]:
             sev = "low"
         return sev if SEVERITY_RANK[sev] >= SEVERITY_RANK[cap] else cap

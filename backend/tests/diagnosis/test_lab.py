@@ -143,6 +143,15 @@ def test_dns_delay_calls_out_the_reverse_lookup() -> None:
     assert finding("no_reuse_uploads", "dns-delay") is None
 
 
+def test_slow_start_bound_on_a_short_upload() -> None:
+    f = finding("dns_delay_upload", "slow-start-bound")
+    assert f is not None and f.severity in ("low", "info")
+    assert f.summary.startswith("Flow 1 moved 100 KB and spent")
+    assert "round trips of 21 ms" in f.summary
+    # A long transfer that reached the path's limit is not "too short".
+    assert finding("bottleneck_download", "slow-start-bound") is None
+
+
 def test_round_trip_bound_only_when_nothing_worse() -> None:
     f = finding("bottleneck_download", "round-trip-bound")
     assert f is not None and f.severity == "info"

@@ -80,7 +80,7 @@ def detect(ctx: Context) -> list[Finding]:
         Finding(
             code=CODE,
             factor=FACTOR,
-            severity=ctx.severity(total),
+            severity=ctx.severity(total, flows=tuple(flows)),
             title=f"Application delay: {who} took {w.duration(float(mine.duration[longest]))} to send",
             summary=summary,
             fix=fix,

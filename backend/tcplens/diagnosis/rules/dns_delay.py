@@ -96,9 +96,15 @@ def detect(ctx: Context) -> list[Finding]:
             end = d.answer_t if d.answer_t is not None else syn_s
             if end > syn_s + 1e-6:
                 continue
-            about = server in d.answers or reverse_name_address(d.qname) == server
+            asked_for = reverse_name_address(d.qname)
+            about = server in d.answers or asked_for == server
+            if not about and (d.answers or asked_for is not None):
+                continue  # a lookup that answered (or asked) for another host: not this one's
+            # Part of a serial chain: the next step (a related lookup, or the SYN) started after
+            # this answer, within a second. Lookups running in parallel (a browser resolving a
+            # page's hosts) overlap the chain instead and are left out.
             chained = syn_s - end < CHAIN_GAP_S or any(
-                d2.query_t - end < CHAIN_GAP_S for d2, _ in related
+                -0.001 <= d2.query_t - end < CHAIN_GAP_S for d2, _ in related
             )
             if about or chained:
                 related.append((d, end))
@@ -152,7 +158,7 @@ def detect(ctx: Context) -> list[Finding]:
             Finding(
                 code=CODE,
                 factor=FACTOR,
-                severity=ctx.severity(wait),
+                severity=ctx.severity(wait, flows=(flow,), extra_s=wait),
                 title=f"DNS delay: {w.duration(wait)} before connecting to {server_ep}",
                 summary=summary,
                 fix=fix,

@@ -98,7 +98,7 @@ def detect(ctx: Context) -> list[Finding]:
             Finding(
                 code=CODE,
                 factor=FACTOR,
-                severity=ctx.severity(lost),
+                severity=ctx.severity(lost, flows=flows),
                 title=f"No connection reuse: {len(members)} connections to {server}",
                 summary=summary,
                 fix=fix,

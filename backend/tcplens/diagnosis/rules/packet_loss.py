@@ -83,7 +83,7 @@ def detect(ctx: Context) -> list[Finding]:
         Finding(
             code=CODE,
             factor=FACTOR,
-            severity=ctx.severity(total),
+            severity=ctx.severity(total, flows=tuple(flows)),
             title=f"Packet loss: {rtx.size} retransmissions held the transfer back",
             summary=summary,
             fix=fix,

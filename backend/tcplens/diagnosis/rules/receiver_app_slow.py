@@ -103,7 +103,7 @@ def detect(ctx: Context) -> list[Finding]:
         Finding(
             code=CODE,
             factor=FACTOR,
-            severity=ctx.severity(total),
+            severity=ctx.severity(total, flows=tuple(flows)),
             title=(
                 "Receiving application stopped reading: its window stayed zero"
                 if stuck.size

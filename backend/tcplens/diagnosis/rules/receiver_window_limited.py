@@ -97,7 +97,7 @@ def detect(ctx: Context) -> list[Finding]:
         Finding(
             code=CODE,
             factor=FACTOR,
-            severity=ctx.severity(total),
+            severity=ctx.severity(total, flows=tuple(flows)),
             title=f"Receiver window too small: {w.size(window)} caps the transfer at {w.rate(cap)}",
             summary=summary,
             fix=fix,

@@ -78,7 +78,7 @@ def detect(ctx: Context) -> list[Finding]:
         Finding(
             code=CODE,
             factor=FACTOR,
-            severity=ctx.severity(total),
+            severity=ctx.severity(total, flows=tuple(flows)),
             title=f"Sender's buffer too small: only {w.size(plateau)} in flight",
             summary=summary,
             fix=fix,

@@ -66,7 +66,7 @@ def detect(ctx: Context) -> list[Finding]:
         Finding(
             code=CODE,
             factor=FACTOR,
-            severity=ctx.severity(total, cap="low"),
+            severity=ctx.severity(total, flows=tuple(flows), cap="low"),
             title=f"Transfer too short to leave slow start ({rounds:.0f} round trips)",
             summary=summary,
             fix=fix,

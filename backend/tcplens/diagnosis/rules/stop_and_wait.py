@@ -89,7 +89,7 @@ def detect(ctx: Context) -> list[Finding]:
         Finding(
             code=CODE,
             factor=FACTOR,
-            severity=ctx.severity(total),
+            severity=ctx.severity(total, flows=tuple(flows)),
             title=f"Stop-and-wait: {turns} application turns took {w.duration(total)}",
             summary=summary,
             fix=fix,
