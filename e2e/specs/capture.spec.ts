@@ -123,6 +123,15 @@ test("the share link opens the same diagnosis without signing in", async ({ brow
   await expect(strangerPage.locator("tr[data-flow='1']")).toContainText("10.77.0.1:59368");
   await expect(strangerPage.getByRole("button", { name: "Share" })).toHaveCount(0);
   await screenshot(strangerPage, "04-shared-view");
+
+  // Revoked, the link opens nothing any more.
+  await page.getByRole("button", { name: "Share" }).click();
+  await dialog.getByRole("button", { name: "Revoke" }).click();
+  await expect(dialog.getByRole("cell", { name: "revoked" })).toBeVisible();
+  await strangerPage.reload();
+  await expect(
+    strangerPage.getByRole("heading", { name: "Shared capture not found" }),
+  ).toBeVisible();
   await stranger.close();
 });
 

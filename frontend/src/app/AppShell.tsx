@@ -4,7 +4,7 @@ import { DropZone } from "../features/upload/DropZone";
 import { UploadsProvider } from "../features/upload/UploadsContext";
 import { UploadTray } from "../features/upload/UploadTray";
 import { ThemeToggle } from "./ThemeToggle";
-import { useCurrentWorkspace } from "./workspace";
+import { useChooseWorkspace, useCurrentWorkspace } from "./workspace";
 
 /** The signed-in app: top bar, the page, uploads (drop anywhere) and their tray. */
 export function AppShell() {
@@ -27,6 +27,7 @@ export function TopBar({ children }: { children?: React.ReactNode }) {
   const signOut = useSignOut();
   const navigate = useNavigate();
   const workspace = useCurrentWorkspace();
+  const chooseWorkspace = useChooseWorkspace();
   const user = session.data?.user;
   return (
     <header className="topbar">
@@ -52,10 +53,19 @@ export function TopBar({ children }: { children?: React.ReactNode }) {
       )}
       {children}
       <div className="topbar__right">
-        {workspace && (session.data?.workspaces.length ?? 0) > 1 && (
-          <span className="topbar__workspace" title="Workspace">
-            {workspace.name}
-          </span>
+        {workspace && session.data && session.data.workspaces.length > 1 && (
+          <select
+            className="input topbar__workspace-select"
+            aria-label="Workspace"
+            value={workspace.id}
+            onChange={(event) => chooseWorkspace(event.currentTarget.value)}
+          >
+            {session.data.workspaces.map((w) => (
+              <option key={w.id} value={w.id}>
+                {w.name}
+              </option>
+            ))}
+          </select>
         )}
         <ThemeToggle />
         {user ? (
