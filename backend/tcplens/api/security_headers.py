@@ -17,6 +17,13 @@ APP_CSP = (
     "img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; "
     "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
 )
+# The Wiregasm worker (assets/wiregasm-worker-*.js) runs under the policy sent with its own script
+# (CSP3: a worker does not inherit the page's). Wireshark's Emscripten/embind glue builds its
+# bindings with `new Function`, so the worker, and only the worker, needs 'unsafe-eval'; it may load
+# scripts and fetch only from this origin and has nothing else (no network elsewhere, no DOM).
+WORKER_CSP = (
+    "default-src 'none'; script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval'; connect-src 'self'"
+)
 DOCS_CSP = (
     "default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
     "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; img-src 'self' data: "

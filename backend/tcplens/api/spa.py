@@ -11,6 +11,7 @@ from fastapi.responses import FileResponse
 import tcplens
 from tcplens import errors
 from tcplens.api.router import API_PREFIX
+from tcplens.api.security_headers import WORKER_CSP
 
 _CHECKOUT_DIST = Path(tcplens.__file__).resolve().parent.parent.parent / "frontend" / "dist"
 _PACKAGED_DIST = Path(tcplens.__file__).resolve().parent / "spa"
@@ -21,6 +22,8 @@ _IMMUTABLE = "public, max-age=31536000, immutable"
 # WebAssembly module and data package ship gzip-compressed only (19 MB instead of 69 MB) and are sent
 # as they are with Content-Encoding: gzip, which every browser accepts.
 _VERSIONED_DIRS = ("assets", "wiregasm")
+# The Wiregasm worker's bundle (frontend/src/wiregasm/wiregasm-worker.ts) gets its own policy.
+_WORKER_PREFIX = "wiregasm-worker-"
 _PRECOMPRESSED = {".wasm": "application/wasm", ".data": "application/octet-stream"}
 
 
@@ -63,9 +66,10 @@ def install(app: FastAPI, spa_dir: Path) -> None:
             )
         if path and candidate.is_file() and candidate.is_relative_to(root):
             immutable = any(candidate.is_relative_to(root / d) for d in _VERSIONED_DIRS)
-            return FileResponse(
-                candidate, headers={"Cache-Control": _IMMUTABLE} if immutable else None
-            )
+            headers = {"Cache-Control": _IMMUTABLE} if immutable else {}
+            if candidate.parent == root / "assets" and candidate.name.startswith(_WORKER_PREFIX):
+                headers["Content-Security-Policy"] = WORKER_CSP
+            return FileResponse(candidate, headers=headers or None)
         return FileResponse(index, headers={"Cache-Control": "no-cache"})
 
     app.include_router(router)

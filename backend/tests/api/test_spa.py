@@ -21,6 +21,7 @@ def spa_client(settings: Settings, engine: Engine) -> Iterator[TestClient]:
     (settings.spa_dir / "index.html").write_text(INDEX)
     (settings.spa_dir / "assets" / "index-abc123.js").write_text("console.log('tcplens')")
     (settings.spa_dir / "favicon.svg").write_text("<svg/>")
+    (settings.spa_dir / "assets" / "wiregasm-worker-abc123.js").write_text("importScripts()")
     wiregasm = settings.spa_dir / "wiregasm" / "1.9.1"
     wiregasm.mkdir(parents=True)
     (wiregasm / "wiregasm.wasm.gz").write_bytes(gzip.compress(WASM))
@@ -87,3 +88,13 @@ def test_wiregasm_module_is_sent_precompressed_and_cached_forever(spa_client: Te
 
 def test_a_missing_wiregasm_file_falls_back_to_index(spa_client: TestClient) -> None:
     assert spa_client.get("/wiregasm/1.9.1/wiregasm.data").text == INDEX
+
+
+def test_only_the_wiregasm_worker_may_evaluate_code(spa_client: TestClient) -> None:
+    worker = spa_client.get("/assets/wiregasm-worker-abc123.js")
+    assert "'unsafe-eval'" in worker.headers["content-security-policy"].replace(";", " ").split()
+    assert "immutable" in worker.headers["cache-control"]
+    page = spa_client.get("/captures/1/flows/2").headers["content-security-policy"]
+    app = spa_client.get("/assets/index-abc123.js").headers["content-security-policy"]
+    for policy in (page, app):
+        assert "'unsafe-eval'" not in policy.replace(";", " ").split()
