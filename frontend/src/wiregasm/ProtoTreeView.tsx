@@ -2,7 +2,7 @@
 // "TCP window specified by the receiver is now completely full", …) start expanded, as that is
 // what a click on a graph mark came to read.
 
-import { useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import type { TreeNode } from "./protocol";
 
 export function leadsToExpertInfo(node: TreeNode): boolean {
@@ -61,8 +61,15 @@ export function ProtoTreeView(props: {
   selected: TreeNode | null;
   onSelect: (n: TreeNode) => void;
 }) {
+  const ref = useRef<HTMLUListElement>(null);
+  // Scroll the first expert-info line into view: it is why the user opened this packet.
+  useEffect(() => {
+    const expert =
+      props.tree.length > 0 ? ref.current?.querySelector<HTMLElement>(".tree-label.expert") : null;
+    if (expert && ref.current) ref.current.scrollTop = Math.max(0, expert.offsetTop - 60);
+  }, [props.tree]);
   return (
-    <ul className="proto-tree" data-testid="packet-tree">
+    <ul ref={ref} className="proto-tree" data-testid="packet-tree">
       {props.tree.map((node, i) => (
         <Node
           // biome-ignore lint/suspicious/noArrayIndexKey: a tree's children are positional (labels repeat)

@@ -35,7 +35,9 @@ export class WiregasmClient {
 
   constructor(private readonly onProgress: (progress: LoadProgress) => void) {
     // A classic worker (no `type: "module"`): it loads wiregasm.js with importScripts.
-    this.worker = new Worker(new URL("./wiregasm-worker.ts", import.meta.url), { name: "wiregasm" });
+    this.worker = new Worker(new URL("./wiregasm-worker.ts", import.meta.url), {
+      name: "wiregasm",
+    });
     this.worker.onmessage = (event: MessageEvent<WorkerResponse>) => this.receive(event.data);
     this.worker.onerror = (event) =>
       this.failAll(new Error(event.message || "the Wiregasm worker failed"));

@@ -49,6 +49,8 @@ export interface ChartFrameProps {
   readonly onDraw?: (milliseconds: number) => void;
 }
 
+/** User Timing mark set after each canvas redraw (read by the e2e performance spec). */
+export const DRAW_MARK = "tcplens:chart-draw";
 const ZOOM_STEP = 1.5;
 const PAN_STEP = 0.2;
 const DRAG_THRESHOLD_PX = 4;
@@ -104,7 +106,18 @@ export function ChartFrame(props: ChartFrameProps) {
       ctx.restore();
     }
     ctx.restore();
-    props.onDraw?.(performance.now() - started);
+    const elapsed = performance.now() - started;
+    // For the performance spec: how many redraws, how long the last one took, and a User Timing
+    // mark per redraw (cleared every thousand so a long session does not pile them up).
+    const element = containerRef.current;
+    if (element) {
+      const draws = Number(element.dataset.draws ?? 0) + 1;
+      element.dataset.draws = String(draws);
+      element.dataset.drawMs = elapsed.toFixed(2);
+      if (draws % 1000 === 0) performance.clearMarks(DRAW_MARK);
+      performance.mark(DRAW_MARK, { detail: elapsed });
+    }
+    props.onDraw?.(elapsed);
   }, [area, props.layers, props.onDraw]);
 
   // d3-zoom: wheel zooms about the pointer, Shift+drag (or middle button) pans. A plain drag is the

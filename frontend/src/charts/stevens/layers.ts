@@ -24,7 +24,8 @@ export function stevensLayer(data: DirectionSeries): CanvasLayer {
       ] as const) {
         ctx.fillStyle = color;
         ctx.strokeStyle = color;
-        if (sparse) {
+        // Retransmissions are few and are the point: always a dot of their own.
+        if (sparse || color === STEVENS_COLORS.retransmission) {
           for (let i = lo; i < hi; i++) {
             if (!filter(i)) continue;
             ctx.beginPath();

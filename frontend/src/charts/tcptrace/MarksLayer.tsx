@@ -12,14 +12,14 @@ export const MAX_SVG_MARKS = 1500;
 export function markPath(kind: MarkKind, x: number, y: number): string {
   switch (kind) {
     case "window_full":
-      return `M${x} ${y - 6}L${x + 5} ${y}L${x} ${y + 6}L${x - 5} ${y}Z`;
+      // Above the top of the segment, so the bar and the window line it touches stay visible.
+      return `M${x} ${y - 11}L${x + 3.5} ${y - 6.5}L${x} ${y - 2}L${x - 3.5} ${y - 6.5}Z`;
     case "zero_window":
       return `M${x - 6} ${y - 9}L${x + 6} ${y - 9}L${x} ${y - 1}Z`;
     case "duplicate_ack":
       return `M${x} ${y + 2}V${y + 10}`;
     case "retransmission":
     case "zero_window_probe":
-    case "window_update":
       return `M${x - 3.5} ${y}a3.5 3.5 0 1 0 7 0a3.5 3.5 0 1 0 -7 0`;
     case "out_of_order":
       return `M${x - 3} ${y - 3}h6v6h-6Z`;
@@ -32,18 +32,40 @@ export function markPath(kind: MarkKind, x: number, y: number): string {
   }
 }
 
-const STROKED: ReadonlySet<MarkKind> = new Set(["duplicate_ack", "lost_segment", "window_update"]);
+const STROKED: ReadonlySet<MarkKind> = new Set(["duplicate_ack", "lost_segment"]);
 const TEXT: ReadonlySet<MarkKind> = new Set(["syn", "fin", "rst"]);
 
 export function marksInView(marks: readonly Mark[], times: Float64Array, from: number, to: number) {
   return marks.slice(lowerBound(times, from), upperBound(times, to));
 }
 
+/**
+ * Marks far enough apart to tell apart: a mark within MIN_GAP_PX of the last one drawn of its kind
+ * adds nothing but ink (the whole-flow view of 420 window-full events is one orange smear). The
+ * counts (legend, data attributes) still count every mark; zooming in shows each one.
+ */
+export const MIN_GAP_PX = 9;
+
+export function distinctMarks(marks: readonly Mark[], area: PlotArea): Mark[] {
+  const last = new Map<string, { x: number; y: number }>();
+  const out: Mark[] = [];
+  for (const m of marks) {
+    const x = area.x(m.time);
+    const y = area.y(m.seq);
+    const previous = last.get(m.kind);
+    if (previous && Math.abs(previous.x - x) < MIN_GAP_PX && Math.abs(previous.y - y) < MIN_GAP_PX)
+      continue;
+    last.set(m.kind, { x, y });
+    out.push(m);
+  }
+  return out;
+}
+
 export function MarksSvg(props: { marks: readonly Mark[]; area: PlotArea }) {
   const { area } = props;
   return (
     <g className="chart-marks" data-testid="tcptrace-marks">
-      {props.marks.map((m) => {
+      {distinctMarks(props.marks, area).map((m) => {
         const x = area.x(m.time);
         const y = area.y(m.seq);
         const style = MARK_STYLES[m.kind];
@@ -72,8 +94,8 @@ export function MarksSvg(props: { marks: readonly Mark[]; area: PlotArea }) {
             data-frame={m.frame}
             d={markPath(m.kind, x, y)}
             fill={stroked ? "none" : style.color}
-            stroke={style.color}
-            strokeWidth={stroked ? 2 : 1}
+            stroke={stroked ? style.color : "var(--bg)"}
+            strokeWidth={stroked ? 2 : 0.75}
           />
         );
       })}

@@ -1,5 +1,7 @@
+import { scaleLinear } from "d3-scale";
 import { describe, expect, it } from "vitest";
 import { seriesFromColumns } from "../series/columns";
+import { distinctMarks } from "./MarksLayer";
 import { countMarks, markCountAttributes, tcptraceMarks } from "./marks";
 import { sackBlocks } from "./sack";
 
@@ -74,5 +76,26 @@ describe("tcptrace marks", () => {
 describe("SACK blocks", () => {
   it("reads the blocks of the receiver's ACKs", () => {
     expect(sackBlocks(acks)).toEqual([{ row: 2, time: 0.25, left: 2897, right: 4345 }]);
+  });
+});
+
+describe("distinct marks", () => {
+  it("draws one of a run of same-kind marks closer than a few pixels, every one when zoomed in", () => {
+    const run = Array.from({ length: 100 }, (_, i) => ({
+      kind: "window_full" as const,
+      side: "data" as const,
+      row: i,
+      time: i * 0.001,
+      seq: i,
+      frame: i + 1,
+    }));
+    const area = (to: number) => ({
+      x: scaleLinear().domain([0, to]).range([0, 1000]),
+      y: scaleLinear().domain([0, 1000]).range([400, 0]),
+      width: 1000,
+      height: 400,
+    });
+    expect(distinctMarks(run, area(10)).length).toBeLessThan(10);
+    expect(distinctMarks(run, area(0.1))).toHaveLength(100);
   });
 });

@@ -14,7 +14,6 @@ export type MarkKind =
   | "duplicate_ack"
   | "out_of_order"
   | "lost_segment"
-  | "window_update"
   | "syn"
   | "fin"
   | "rst";
@@ -81,11 +80,6 @@ export const MARK_STYLES: Readonly<Record<MarkKind, MarkStyle>> = {
     meaning:
       "grey mark: a sequence gap before this segment — the capture missed it or it was lost upstream",
   },
-  window_update: {
-    label: "Window update",
-    color: "#2b8a3e",
-    meaning: "green circle: the receiver only opened its window (no new data acknowledged)",
-  },
   syn: { label: "SYN", color: "#e67700", meaning: "SYN: the sender opens the connection" },
   fin: { label: "FIN", color: "#e67700", meaning: "FIN: the sender has no more data to send" },
   rst: { label: "RST", color: "#c92a2a", meaning: "RST: the connection was reset (aborted)" },
@@ -98,7 +92,9 @@ const DATA_EVENT_KINDS = [
   "out_of_order",
   "lost_segment",
 ] as const;
-const ACK_EVENT_KINDS = ["zero_window", "duplicate_ack", "window_update"] as const;
+// Window updates are not drawn: Wireshark flags every ACK that only opens the window (thousands in a
+// healthy download) and tcptrace does not mark them; the rising window line already shows them.
+const ACK_EVENT_KINDS = ["zero_window", "duplicate_ack"] as const;
 
 /**
  * Every mark of one direction's time-sequence graph. `data` is the direction being graphed, `acks`

@@ -1,7 +1,7 @@
 // The body of the flow page: the graphs with the findings' evidence on them and, below, the
 // packets of the flow dissected by Wireshark in the browser. All view state is in the URL.
 
-import { useCallback, useMemo } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useSearchParams } from "react-router";
 import { type CaptureScope, scopePath } from "../../api/scope";
 import type { FindingEvidence } from "../../charts/flow/evidence";
@@ -10,6 +10,9 @@ import { useFlowSeries } from "../../charts/flow/useFlowSeries";
 import { flowFilter } from "../../wiregasm/filters";
 import { PacketDetails } from "../../wiregasm/PacketDetails";
 import { busiestDirection, type FlowView, readFlowView, writeFlowView } from "./flowView";
+
+/** A zoom or pan reaches the URL once the view has rested this long. */
+export const URL_DELAY_MS = 300;
 
 /** What the page reads of the API's flow (FlowOut). */
 export interface FlowFacts {
@@ -41,7 +44,17 @@ export function FlowAnalysis(props: {
   const [params, setParams] = useSearchParams();
   const flowView = readFlowView(params, busiestDirection(props.flow?.summary));
   const capturePath = `/api/v1${scopePath(props.scope)}`;
-  const series = useFlowSeries(capturePath, props.flowId, flowView.view, MAX_POINTS);
+  // The time window follows the pointer at once, and reaches the URL when the gesture rests:
+  // browsers throttle history updates (a wheel sends dozens per second).
+  const [view, setView] = useState(flowView.view);
+  const urlFrom = flowView.view?.from;
+  const urlTo = flowView.view?.to;
+  useEffect(() => {
+    setView(urlFrom === undefined || urlTo === undefined ? null : { from: urlFrom, to: urlTo });
+  }, [urlFrom, urlTo]);
+  const urlTimer = useRef<ReturnType<typeof setTimeout>>(undefined);
+  useEffect(() => () => clearTimeout(urlTimer.current), []);
+  const series = useFlowSeries(capturePath, props.flowId, view, MAX_POINTS);
 
   // Zoom and pan replace the history entry (a wheel gesture is not fifty back-button steps);
   // choosing a graph, a direction or a packet pushes one.
@@ -66,10 +79,14 @@ export function FlowAnalysis(props: {
         flowId={props.flowId}
         graph={flowView.graph}
         direction={flowView.direction}
-        view={flowView.view}
+        view={view}
         onGraph={(graph) => change({ graph }, false)}
         onDirection={(direction) => change({ direction }, false)}
-        onView={(view) => change({ view }, true)}
+        onView={(next) => {
+          setView(next);
+          clearTimeout(urlTimer.current);
+          urlTimer.current = setTimeout(() => change({ view: next }, true), URL_DELAY_MS);
+        }}
         client={props.flow?.client ?? "client"}
         server={props.flow?.server ?? "server"}
         handshakeRtt={typeof rtt === "number" ? rtt / 1000 : Number.NaN}
