@@ -42,14 +42,16 @@ async function fetchBoth(
   };
 }
 
-/** Whether `detail` can stand for the overview in `view`: it covers it, at enough resolution. */
+/** Whether `detail` covers `view` (then it is at least as fine as the overview there). */
+export function detailCovers(detail: FlowSeries | null, view: TimeView): detail is FlowSeries {
+  return detail?.range != null && detail.range.from <= view.from && detail.range.to >= view.to;
+}
+
+/** Whether `detail` covers `view` at the resolution the view deserves (zoomed in 4× more: refetch). */
 export function detailServes(detail: FlowSeries | null, view: TimeView): detail is FlowSeries {
-  if (!detail?.range) return false;
-  const span = view.to - view.from;
   return (
-    detail.range.from <= view.from &&
-    detail.range.to >= view.to &&
-    detail.range.to - detail.range.from <= span * 4
+    detailCovers(detail, view) &&
+    (detail.range as TimeView).to - (detail.range as TimeView).from <= (view.to - view.from) * 4
   );
 }
 
@@ -108,6 +110,8 @@ export function useFlowSeries(
 
   if (error) return { status: "error", message: error };
   if (!overview) return { status: "loading" };
-  const shown = view && detailServes(detail, view) ? detail : overview;
+  // A covering detail is never coarser than the overview: keep showing it while a finer one loads
+  // (switching back and forth would also redo every derived array of the graphs).
+  const shown = view && detailCovers(detail, view) ? detail : overview;
   return { status: "ready", overview, shown, loadingDetail };
 }

@@ -5,7 +5,7 @@
 
 import { scaleLinear } from "d3-scale";
 import { select } from "d3-selection";
-import { zoom } from "d3-zoom";
+import { type ZoomBehavior, zoom } from "d3-zoom";
 import {
   type KeyboardEvent,
   type PointerEvent,
@@ -121,9 +121,11 @@ export function ChartFrame(props: ChartFrameProps) {
   }, [area, props.layers, props.onDraw]);
 
   // d3-zoom: wheel zooms about the pointer, Shift+drag (or middle button) pans. A plain drag is the
-  // zoom box (below), so d3-zoom ignores it.
+  // zoom box (below), so d3-zoom ignores it. One behaviour per mount: re-creating it while a wheel
+  // gesture is under way would leave the gesture talking to the old behaviour's listeners.
   const latest = useRef({ bounds, view, width, onViewChange });
   latest.current = { bounds, view, width, onViewChange };
+  const behaviorRef = useRef<ZoomBehavior<SVGGElement, unknown> | null>(null);
   useEffect(() => {
     const plot = plotRef.current;
     if (!plot) return;
@@ -136,12 +138,22 @@ export function ChartFrame(props: ChartFrameProps) {
         );
       })
       .on("zoom", (event) => {
-        if (!event.sourceEvent) return; // set programmatically from the view below
+        if (!event.sourceEvent) return;
         const { bounds: b, width: w } = latest.current;
         latest.current.onViewChange(viewForTransform(event.transform, b, w));
       });
     const selection = select(plot);
     selection.call(behavior).on("dblclick.zoom", null);
+    behaviorRef.current = behavior;
+    return () => {
+      selection.on(".zoom", null);
+      behaviorRef.current = null;
+    };
+  }, []);
+  useEffect(() => {
+    const plot = plotRef.current;
+    const behavior = behaviorRef.current;
+    if (!plot || !behavior) return;
     const full = Math.max(bounds.to - bounds.from, MIN_SPAN_S);
     behavior
       .scaleExtent([1, full / MIN_SPAN_S])
@@ -153,10 +165,9 @@ export function ChartFrame(props: ChartFrameProps) {
         [0, 0],
         [width, plotHeight],
       ]);
-    behavior.transform(selection, transformForView(view, bounds, width));
-    return () => {
-      selection.on(".zoom", null);
-    };
+    // The view may have come from elsewhere (URL, keyboard, a finding): set the transform without
+    // emitting a zoom event (d3-zoom's documented way), so the next wheel starts from it.
+    select(plot).property("__zoom", transformForView(view, bounds, width));
   }, [bounds, view, width, plotHeight]);
 
   const xTicks = area.x.ticks(Math.max(2, Math.floor(width / 110)));
@@ -237,17 +248,20 @@ export function ChartFrame(props: ChartFrameProps) {
       >
         <g ref={plotRef} transform={`translate(${MARGIN.left},${MARGIN.top})`}>
           <g className="chart-grid">
-            {yTicks.map((t) => (
-              <line key={`gy${t}`} x1={0} x2={width} y1={area.y(t)} y2={area.y(t)} />
+            {yTicks.map((t, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: ticks are slots; reusing nodes while zooming avoids DOM churn
+              <line key={`gy${i}`} x1={0} x2={width} y1={area.y(t)} y2={area.y(t)} />
             ))}
-            {xTicks.map((t) => (
-              <line key={`gx${t}`} x1={area.x(t)} x2={area.x(t)} y1={0} y2={plotHeight} />
+            {xTicks.map((t, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: ticks are slots; reusing nodes while zooming avoids DOM churn
+              <line key={`gx${i}`} x1={area.x(t)} x2={area.x(t)} y1={0} y2={plotHeight} />
             ))}
           </g>
           <g className="chart-axis" transform={`translate(0,${plotHeight})`}>
             <line x1={0} x2={width} />
-            {xTicks.map((t) => (
-              <g key={`x${t}`} transform={`translate(${area.x(t)},0)`}>
+            {xTicks.map((t, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: ticks are slots; reusing nodes while zooming avoids DOM churn
+              <g key={`x${i}`} transform={`translate(${area.x(t)},0)`}>
                 <line y2={5} />
                 <text y={18} textAnchor="middle">
                   {formatSecondsTick(t, xStep)}
@@ -260,8 +274,9 @@ export function ChartFrame(props: ChartFrameProps) {
           </g>
           <g className="chart-axis">
             <line y1={0} y2={plotHeight} />
-            {yTicks.map((t) => (
-              <g key={`y${t}`} transform={`translate(0,${area.y(t)})`}>
+            {yTicks.map((t, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: ticks are slots; reusing nodes while zooming avoids DOM churn
+              <g key={`y${i}`} transform={`translate(0,${area.y(t)})`}>
                 <line x2={-5} />
                 <text x={-8} dy="0.32em" textAnchor="end">
                   {props.yTickFormat(t)}

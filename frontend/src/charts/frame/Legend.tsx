@@ -1,3 +1,5 @@
+import { memo } from "react";
+
 // The legend: one entry per layer or mark kind, with the words that explain it (the same words as
 // the tooltips) and, for marks, how many there are in view.
 
@@ -10,7 +12,7 @@ export interface LegendEntry {
   readonly count?: number;
 }
 
-export function Legend(props: { entries: readonly LegendEntry[] }) {
+export const Legend = memo(function Legend(props: { entries: readonly LegendEntry[] }) {
   return (
     <ul className="chart-legend" aria-label="Legend">
       {props.entries.map((e) => (
@@ -23,6 +25,21 @@ export function Legend(props: { entries: readonly LegendEntry[] }) {
         </li>
       ))}
     </ul>
+  );
+}, sameEntries);
+
+function sameEntries(
+  a: { entries: readonly LegendEntry[] },
+  b: { entries: readonly LegendEntry[] },
+): boolean {
+  return (
+    a.entries.length === b.entries.length &&
+    a.entries.every(
+      (e, i) =>
+        e.key === b.entries[i]?.key &&
+        e.count === b.entries[i]?.count &&
+        e.label === b.entries[i]?.label,
+    )
   );
 }
 

@@ -102,9 +102,11 @@ const ACK_EVENT_KINDS = ["zero_window", "duplicate_ack"] as const;
  */
 export function tcptraceMarks(data: DirectionSeries, acks: DirectionSeries): Mark[] {
   const marks: Mark[] = [];
+  const dataEvents = DATA_EVENT_KINDS.reduce((mask, kind) => mask | data.eventBits[kind], 0);
   for (let i = 0; i < data.length; i++) {
-    const events = data.events[i] as number;
-    const flags = data.flags[i] as number;
+    const events = (data.events[i] as number) & dataEvents;
+    const flags = (data.flags[i] as number) & (TCP_SYN | TCP_FIN | TCP_RST);
+    if (events === 0 && flags === 0) continue; // most rows: nothing to mark, nothing allocated
     const seq = data.seq[i] as number;
     const base = {
       side: "data" as const,
@@ -124,22 +126,21 @@ export function tcptraceMarks(data: DirectionSeries, acks: DirectionSeries): Mar
     if (flags & TCP_FIN) marks.push({ ...base, kind: "fin", seq });
     if (flags & TCP_RST) marks.push({ ...base, kind: "rst", seq });
   }
+  const ackEvents = ACK_EVENT_KINDS.reduce((mask, kind) => mask | acks.eventBits[kind], 0);
   for (let i = 0; i < acks.length; i++) {
-    const events = acks.events[i] as number;
+    const events = (acks.events[i] as number) & ackEvents;
+    const reset = ((acks.flags[i] as number) & TCP_RST) !== 0;
+    if (events === 0 && !reset) continue;
     const base = {
       side: "ack" as const,
       row: i,
       time: acks.time[i] as number,
       frame: acks.frame[i] as number,
     };
-    if (events !== 0) {
-      for (const kind of ACK_EVENT_KINDS) {
-        if (events & acks.eventBits[kind])
-          marks.push({ ...base, kind, seq: acks.ack[i] as number });
-      }
+    for (const kind of ACK_EVENT_KINDS) {
+      if (events & acks.eventBits[kind]) marks.push({ ...base, kind, seq: acks.ack[i] as number });
     }
-    if ((acks.flags[i] as number) & TCP_RST)
-      marks.push({ ...base, kind: "rst", seq: acks.ack[i] as number });
+    if (reset) marks.push({ ...base, kind: "rst", seq: acks.ack[i] as number });
   }
   marks.sort((a, b) => a.time - b.time);
   return marks;
