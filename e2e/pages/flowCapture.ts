@@ -1,18 +1,12 @@
 // Captures for the flow-page specs, put in through the API (the upload screen has its own spec):
 // sign up, upload the bytes, wait for the analysis, read what Wireshark said about the file.
 
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { APIRequestContext } from "@playwright/test";
+import { LAB, newEmail, signUpViaApi } from "./app";
 
-const SHARED = path.resolve(import.meta.dirname, "..", "..", "..", "shared", "captures");
-export const LAB_DIR = path.join(SHARED, "lab");
-export const ORACLE_DIR = path.join(SHARED, "oracle");
-
-export function sharedCapture(name: string): string | null {
-  const file = path.join(LAB_DIR, name);
-  return existsSync(file) ? file : null;
-}
+const ORACLE_DIR = path.resolve(LAB, "..", "oracle");
 
 export interface FlowSummary {
   readonly id: number;
@@ -22,15 +16,12 @@ export interface FlowSummary {
   readonly summary: { bytes?: { client_to_server: number; server_to_client: number } };
 }
 
-/** Signs up a fresh user in this request context (its cookies are the browser context's). */
+/** Signs up a fresh user in this request context; returns the CSRF token the upload needs. */
 export async function signUp(request: APIRequestContext): Promise<string> {
-  const email = `graphs-${Date.now()}-${Math.floor(Math.random() * 1e6)}@example.com`;
-  const response = await request.post("/api/v1/auth/signup", {
-    data: { email, password: "correct horse battery staple" },
-  });
-  if (!response.ok())
-    throw new Error(`sign-up failed: ${response.status()} ${await response.text()}`);
-  return ((await response.json()) as { csrf_token: string }).csrf_token;
+  await signUpViaApi(request, newEmail("graphs"));
+  const csrf = (await request.storageState()).cookies.find((c) => c.name === "tcplens_csrf");
+  if (!csrf) throw new Error("no CSRF cookie after sign-up");
+  return csrf.value;
 }
 
 /** Uploads a file and waits until its analysis is done; returns the capture id. */

@@ -2,31 +2,25 @@
 // mark Wireshark reports, a click on a mark opens that packet in Wireshark's own dissection (Wiregasm
 // in the browser), and every graph renders. Screenshots go to test-results/screens/.
 
-import path from "node:path";
 import type { Page } from "@playwright/test";
 import { expect, test } from "../fixtures";
+import { labCapture, screenshot } from "../pages/app";
 import {
   flowsOf,
   oracleCount,
   seriesEventCount,
-  sharedCapture,
   signUp,
   uploadAndAnalyse,
 } from "../pages/flowCapture";
 
-const RWND = sharedCapture("rwnd_small_upload.pcap");
-const LOSSY = sharedCapture("lossy_download.pcap");
-const SCREENS = path.resolve(import.meta.dirname, "..", "test-results", "screens");
+const RWND = labCapture("rwnd_small_upload.pcap");
+const LOSSY = labCapture("lossy_download.pcap");
 
 test.skip(
   RWND === null || LOSSY === null,
   "../shared/captures/lab is absent: these specs need the lab captures (CI always has them)",
 );
 test.describe.configure({ mode: "serial" });
-
-async function shot(page: Page, name: string) {
-  await page.screenshot({ path: path.join(SCREENS, `${name}.png`), fullPage: true });
-}
 
 function collectErrors(page: Page): string[] {
   const errors: string[] = [];
@@ -56,7 +50,7 @@ test("rwnd_small_upload: window-full marks as Wireshark counts them; a click ope
   await expect(graph).toHaveAttribute("data-retransmission-count", "0");
   await expect(graph).toHaveAttribute("data-syn-count", "1");
   await expect(page.locator(".chart-legend")).toContainText("Window full×420");
-  await shot(page, "graphs-01-tcptrace-whole-flow");
+  await screenshot(page, "graphs-01-tcptrace-whole-flow");
 
   // Zoom to 0.4 s: every segment is a bar hitting the amber window line, each with its mark.
   await page.goto(
@@ -79,7 +73,7 @@ test("rwnd_small_upload: window-full marks as Wireshark counts them; a click ope
     "[TCP Window Full]",
   );
   await expect(page.getByTestId("packet-bytes")).toContainText("0000");
-  await shot(page, "graphs-02-tcptrace-zoomed-wiregasm");
+  await screenshot(page, "graphs-02-tcptrace-zoomed-wiregasm");
   expect(errors).toEqual([]);
 });
 
@@ -108,7 +102,7 @@ test("lossy_download: retransmissions in red, duplicate ACKs ticked, as many as 
   // And they are what Wireshark reports for this stream (4 retransmissions, 193 duplicate ACKs).
   expect(retransmissions).toBe(oracleCount("lossy_download.pcap", 0, "retransmission"));
   expect(dupAcks).toBe(oracleCount("lossy_download.pcap", 0, "duplicate_ack"));
-  await shot(page, "graphs-03-lossy-tcptrace");
+  await screenshot(page, "graphs-03-lossy-tcptrace");
 
   for (const graphKind of ["stevens", "throughput", "rtt", "inflight"] as const) {
     await page
@@ -118,7 +112,7 @@ test("lossy_download: retransmissions in red, duplicate ACKs ticked, as many as 
       .click();
     await expect(page).toHaveURL(new RegExp(`graph=${graphKind}`));
     await expect(page.getByTestId(`graph-${graphKind}`)).toHaveAttribute("data-draws", /\d+/);
-    await shot(page, `graphs-04-lossy-${graphKind}`);
+    await screenshot(page, `graphs-04-lossy-${graphKind}`);
   }
   expect(errors).toEqual([]);
 });

@@ -10,6 +10,7 @@ export function leadsToExpertInfo(node: TreeNode): boolean {
 }
 
 function Node(props: {
+  inExpert?: boolean;
   node: TreeNode;
   depth: number;
   selected: TreeNode | null;
@@ -18,7 +19,8 @@ function Node(props: {
   const { node } = props;
   const [open, setOpen] = useState(() => leadsToExpertInfo(node));
   const hasChildren = node.children.length > 0;
-  const expert = node.filter.startsWith("_ws.expert") || node.filter.startsWith("tcp.analysis.");
+  // Expert info (Wireshark's warnings and notes) and everything under it, as Wireshark highlights it.
+  const expert = props.inExpert === true || node.filter.startsWith("_ws.expert");
   return (
     <li>
       <button
@@ -45,6 +47,7 @@ function Node(props: {
               // biome-ignore lint/suspicious/noArrayIndexKey: a tree's children are positional (labels repeat)
               key={`${i}:${child.label}`}
               node={child}
+              inExpert={expert}
               depth={props.depth + 1}
               selected={props.selected}
               onSelect={props.onSelect}

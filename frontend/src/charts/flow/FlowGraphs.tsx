@@ -45,6 +45,7 @@ export interface FlowGraphsProps {
   readonly client: string;
   readonly server: string;
   readonly handshakeRtt: number;
+  readonly rttSummary: { readonly median: number; readonly p95: number } | null;
   readonly findings: readonly FindingEvidence[];
   readonly onPickFrame: (frame: number) => void;
   readonly onDraw?: (milliseconds: number) => void;
@@ -121,6 +122,7 @@ export function FlowGraphs(props: FlowGraphsProps) {
     data,
     acks,
     handshakeRtt: props.handshakeRtt,
+    rttSummary: props.rttSummary,
     senderLabel: `${sender} → ${receiver}`,
     bounds,
     view,

@@ -14,7 +14,12 @@ const acks = seriesFromColumns("server_to_client", {
   columns: { time_s: [0.15, 1.6], ack: [2, 5], events: [128, 0] },
 });
 
-function finding(factor: string, ranges: number[][], flows = [3]) {
+function finding(
+  factor: string,
+  ranges: number[][],
+  flows = [3],
+  extra: Record<string, unknown> = {},
+) {
   return {
     rank: 0,
     code: factor,
@@ -22,7 +27,7 @@ function finding(factor: string, ranges: number[][], flows = [3]) {
     factor,
     title: "Some title",
     flows,
-    evidence: { time_ranges_s: ranges },
+    evidence: { time_ranges_s: ranges, ...extra },
   };
 }
 
@@ -54,6 +59,18 @@ describe("evidence ranges", () => {
       acks,
     );
     expect(idle.map((r) => r.label)).toEqual(["idle 200 ms × 3", "", ""]);
+  });
+
+  it("prefers the finding's own numbers, so the label agrees with its sentence", () => {
+    const loss = finding("loss", [[0, 2]], [3], { retransmissions: 67 });
+    expect(evidenceRanges([loss], 3, data, acks)[0]?.label).toBe("retransmissions ×67");
+    const nagle = finding("nagle_delayed_ack", [[0, 1]], [3], {
+      stalls: 24,
+      median_stall_ms: 42.269,
+    });
+    expect(evidenceRanges([nagle], 3, data, acks)[0]?.label).toBe("stall 42.3 ms × 24");
+    const app = finding("application", [[0, 1]], [3], { turns: 31 });
+    expect(evidenceRanges([app], 3, data, acks)[0]?.label).toBe("stop-and-wait ×31");
   });
 
   it("ignores findings about other flows", () => {

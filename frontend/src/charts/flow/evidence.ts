@@ -1,7 +1,7 @@
 // A finding's evidence as ranges on the flow's time axis, labelled with the numbers of the marks
 // the range holds ("window full ×420", "zero window 1.20 s", "idle 200 ms × 8").
 
-import { formatDuration } from "../../format/units";
+import { formatBytes, formatDuration } from "../../format/units";
 import { lowerBound, upperBound } from "../lod/visibleRange";
 import type { DirectionSeries } from "../series/columns";
 import type { EventName } from "../series/events";
@@ -40,6 +40,15 @@ function total(ranges: readonly [number, number][]): number {
   return ranges.reduce((sum, [a, b]) => sum + (b - a), 0);
 }
 
+function numberIn(evidence: Readonly<Record<string, unknown>>, key: string): number | null {
+  const v = evidence[key];
+  return typeof v === "number" && Number.isFinite(v) ? v : null;
+}
+
+/**
+ * The label of a finding's ranges: the finding's own numbers where its evidence carries them (so
+ * the graph and the sentence above it agree), else the marks counted in the ranges.
+ */
 export function evidenceLabel(
   finding: FindingEvidence,
   ranges: readonly [number, number][],
@@ -47,6 +56,7 @@ export function evidenceLabel(
   acks: DirectionSeries,
 ): string {
   const times = ranges.length > 1 ? ` × ${ranges.length}` : "";
+  const e = finding.evidence;
   switch (finding.factor) {
     case "receiver_window": {
       const n = countEvents(data, "window_full", ranges);
@@ -59,17 +69,28 @@ export function evidenceLabel(
         : `receiver slow ${formatDuration(total(ranges))}`;
     }
     case "loss": {
-      const n = countEvents(data, "retransmission", ranges);
+      const n = numberIn(e, "retransmissions") ?? countEvents(data, "retransmission", ranges);
       return `retransmissions ×${n}`;
     }
-    case "application":
     case "nagle_delayed_ack": {
+      const stalls = numberIn(e, "stalls");
+      const median = numberIn(e, "median_stall_ms");
+      if (stalls !== null && median !== null)
+        return `stall ${formatDuration(median / 1000)} × ${stalls}`;
+      return `stall${times}`;
+    }
+    case "application": {
+      const turns = numberIn(e, "turns");
+      if (turns !== null) return `stop-and-wait ×${turns}`;
       const sorted = ranges.map(([a, b]) => b - a).sort((a, b) => a - b);
-      const median = sorted[Math.floor(sorted.length / 2)] ?? 0;
-      return `${finding.factor === "application" ? "idle" : "stall"} ${formatDuration(median)}${times}`;
+      return `idle ${formatDuration(sorted[Math.floor(sorted.length / 2)] ?? 0)}${times}`;
+    }
+    case "sender_buffer": {
+      const inFlight = numberIn(e, "bytes_in_flight");
+      return inFlight !== null ? `in flight ≤ ${formatBytes(inFlight)}` : `sender buffer${times}`;
     }
     default:
-      return `${finding.title}`;
+      return finding.title;
   }
 }
 

@@ -19,6 +19,8 @@ export interface FlowGraphProps {
   readonly acks: DirectionSeries;
   /** Handshake RTT of the flow in seconds (SYN → SYN/ACK → ACK), NaN when not captured. */
   readonly handshakeRtt: number;
+  /** The flow's RTT summary (median and 95th percentile, seconds) from the analysis, when known. */
+  readonly rttSummary: { readonly median: number; readonly p95: number } | null;
   /** Names of the two ends as "sender → receiver" for titles. */
   readonly senderLabel: string;
   readonly bounds: TimeView;

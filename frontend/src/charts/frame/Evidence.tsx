@@ -45,6 +45,26 @@ export function EvidenceShading(props: {
               height={area.height}
               fill={color}
             />
+            {r.from >= from ? (
+              <line
+                className="chart-evidence-edge"
+                x1={x0}
+                x2={x0}
+                y1={0}
+                y2={area.height}
+                stroke={color}
+              />
+            ) : null}
+            {r.to <= to ? (
+              <line
+                className="chart-evidence-edge"
+                x1={x1}
+                x2={x1}
+                y1={0}
+                y2={area.height}
+                stroke={color}
+              />
+            ) : null}
             {showLabel ? (
               // biome-ignore lint/a11y/useSemanticElements: an SVG label cannot be a <button>
               <text

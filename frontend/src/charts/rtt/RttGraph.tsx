@@ -8,32 +8,48 @@ import { closest } from "../frame/nearest";
 import { visibleRange } from "../lod/visibleRange";
 import { padded } from "../tcptrace/TcptraceGraph";
 import { RTT_KIND_STYLES, RTT_KINDS } from "./kinds";
-import { handshakeLayer, rttLayer } from "./layers";
+import { RTT_SUMMARY_COLORS, referenceLayer, rttLayer } from "./layers";
 
 export function RttGraph(props: FlowGraphProps) {
-  const { acks, view, handshakeRtt } = props;
+  const { acks, view, handshakeRtt, rttSummary } = props;
   const layers = useMemo(
-    () => [handshakeLayer(handshakeRtt), rttLayer(acks)],
-    [acks, handshakeRtt],
+    () => [
+      referenceLayer("handshake-rtt", handshakeRtt, RTT_KIND_STYLES.handshake_syn.color, [6, 4]),
+      referenceLayer(
+        "median-rtt",
+        rttSummary?.median ?? Number.NaN,
+        RTT_SUMMARY_COLORS.median,
+        [2, 3],
+      ),
+      referenceLayer("p95-rtt", rttSummary?.p95 ?? Number.NaN, RTT_SUMMARY_COLORS.p95, [2, 3]),
+      rttLayer(acks),
+    ],
+    [acks, handshakeRtt, rttSummary],
   );
   const samples = useMemo(() => acks.rtt.some(Number.isFinite), [acks]);
   const yDomain = useMemo((): [number, number] => {
     const { lo, hi } = visibleRange(acks.time, view.from, view.to);
-    let high = Number.isFinite(handshakeRtt) ? handshakeRtt : 0;
+    let high = Math.max(
+      Number.isFinite(handshakeRtt) ? handshakeRtt : 0,
+      rttSummary ? rttSummary.p95 : 0,
+    );
     for (let i = lo; i < hi; i++) {
       const r = acks.rtt[i] as number;
       if (r > high) high = r;
     }
     return [0, high > 0 ? high * 1.1 : 0.001];
-  }, [acks, view.from, view.to, handshakeRtt]);
+  }, [acks, view.from, view.to, handshakeRtt, rttSummary]);
 
   return (
     <figure className="chart-figure" data-graph="rtt">
       {!samples ? (
         <p className="chart-note" role="note">
-          This flow's series carries no per-segment RTT samples; the dashed line is the handshake
+          Per-segment RTT samples are not in this flow's series yet: the lines are the handshake
           round trip
           {Number.isFinite(handshakeRtt) ? ` (${formatDuration(handshakeRtt)})` : " (not captured)"}
+          {rttSummary
+            ? ` and the analysis's median (${formatDuration(rttSummary.median)}) and 95th percentile (${formatDuration(rttSummary.p95)}) RTT`
+            : ""}
           .
         </p>
       ) : null}

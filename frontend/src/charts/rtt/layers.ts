@@ -44,14 +44,21 @@ export function rttLayer(acks: DirectionSeries): CanvasLayer {
   };
 }
 
-/** The handshake RTT as a dashed reference line across the plot. */
-export function handshakeLayer(rtt: number): CanvasLayer {
+export const RTT_SUMMARY_COLORS = { median: "#1c7ed6", p95: "#9c36b5" } as const;
+
+/** A reference RTT (handshake, median, 95th percentile) as a dashed line across the plot. */
+export function referenceLayer(
+  id: string,
+  rtt: number,
+  color: string,
+  dash: number[],
+): CanvasLayer {
   return {
-    id: "handshake-rtt",
+    id,
     draw(ctx, area) {
       if (!(rtt > 0)) return;
-      ctx.strokeStyle = RTT_KIND_STYLES.handshake_syn.color;
-      ctx.setLineDash([6, 4]);
+      ctx.strokeStyle = color;
+      ctx.setLineDash(dash);
       ctx.lineWidth = 1.5;
       ctx.beginPath();
       ctx.moveTo(0, area.y(rtt));

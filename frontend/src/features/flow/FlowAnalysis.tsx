@@ -71,6 +71,16 @@ export function FlowAnalysis(props: {
     [props.flow, range?.[0], range?.[1]],
   );
   const rtt = props.flow?.summary?.handshake_rtt_ms;
+  const rttMs = props.flow?.summary?.rtt_ms as
+    | { median?: unknown; p95?: unknown }
+    | null
+    | undefined;
+  const median = typeof rttMs?.median === "number" ? rttMs.median : null;
+  const p95 = typeof rttMs?.p95 === "number" ? rttMs.p95 : null;
+  const rttSummary = useMemo(
+    () => (median !== null && p95 !== null ? { median: median / 1000, p95: p95 / 1000 } : null),
+    [median, p95],
+  );
 
   return (
     <div className="flow-analysis">
@@ -90,6 +100,7 @@ export function FlowAnalysis(props: {
         client={props.flow?.client ?? "client"}
         server={props.flow?.server ?? "server"}
         handshakeRtt={typeof rtt === "number" ? rtt / 1000 : Number.NaN}
+        rttSummary={rttSummary}
         findings={props.findings}
         onPickFrame={(frame) => change({ frame }, false)}
       />
