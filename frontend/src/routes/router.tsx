@@ -1,6 +1,7 @@
 import { createBrowserRouter, Outlet } from "react-router";
 import { AppShell, TopBar } from "../app/AppShell";
 import { NotFound } from "../app/NotFound";
+import { RouteError } from "../app/RouteError";
 import { AuthPage } from "../features/auth/AuthPage";
 import { CapturesPage } from "../features/captures/CapturesPage";
 import { HealthStatus } from "../features/health/HealthStatus";
@@ -46,31 +47,36 @@ function BareLayout() {
 
 export const routes = [
   {
-    element: <BareLayout />,
-    children: [
-      { path: "/login", element: <AuthPage mode="login" /> },
-      { path: "/signup", element: <AuthPage mode="signup" /> },
-    ],
-  },
-  {
-    element: <SharedLayout />,
-    children: [
-      { path: "/shared/:token", element: <CaptureRoute /> },
-      { path: "/shared/:token/flows/:flowId", element: <FlowPageRoute /> },
-    ],
-  },
-  {
-    element: <RequireSession />,
+    errorElement: <RouteError />,
     children: [
       {
-        element: <AppShell />,
+        element: <BareLayout />,
         children: [
-          { path: "/", element: <CapturesPage /> },
-          { path: "/captures/:captureId", element: <CaptureRoute /> },
-          { path: "/captures/:captureId/flows/:flowId", element: <FlowPageRoute /> },
-          { path: "/settings/tokens", element: <TokensPage /> },
-          { path: "/settings/members", element: <MembersPage /> },
-          { path: "*", element: <NotFound /> },
+          { path: "/login", element: <AuthPage mode="login" /> },
+          { path: "/signup", element: <AuthPage mode="signup" /> },
+        ],
+      },
+      {
+        element: <SharedLayout />,
+        children: [
+          { path: "/shared/:token", element: <CaptureRoute /> },
+          { path: "/shared/:token/flows/:flowId", element: <FlowPageRoute /> },
+        ],
+      },
+      {
+        element: <RequireSession />,
+        children: [
+          {
+            element: <AppShell />,
+            children: [
+              { path: "/", element: <CapturesPage /> },
+              { path: "/captures/:captureId", element: <CaptureRoute /> },
+              { path: "/captures/:captureId/flows/:flowId", element: <FlowPageRoute /> },
+              { path: "/settings/tokens", element: <TokensPage /> },
+              { path: "/settings/members", element: <MembersPage /> },
+              { path: "*", element: <NotFound /> },
+            ],
+          },
         ],
       },
     ],

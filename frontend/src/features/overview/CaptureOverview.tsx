@@ -94,7 +94,15 @@ function Results({ scope, capture }: { scope: CaptureScope; capture: Capture }) 
         {flows.isPending ? (
           <Skeleton className="skeleton--table" label="Loading the flows" />
         ) : flows.isError ? null : (
-          <FlowTable scope={scope} rows={rows} view={view} onViewChange={setView} />
+          <>
+            {flows.data.total > rows.length && (
+              <p className="muted">
+                This capture has {flows.data.total.toLocaleString("en")} flows; the table holds the
+                first {rows.length.toLocaleString("en")} by first packet.
+              </p>
+            )}
+            <FlowTable scope={scope} rows={rows} view={view} onViewChange={setView} />
+          </>
         )}
       </section>
     </>

@@ -14,6 +14,8 @@ const ROW_HEIGHT = 20;
 const BAR_HEIGHT = 10;
 const AXIS_HEIGHT = 22;
 const LABEL_WIDTH = 200;
+/** More rows than this stop being readable (and cost the browser); the table has them all. */
+export const MAX_ROWS = 400;
 
 const SEGMENT_LABEL: Record<SegmentKind, string> = {
   dns: "DNS lookup",
@@ -50,9 +52,10 @@ export function Waterfall({ scope, timelines, durationS }: WaterfallProps) {
   const [ref, width] = useWidth<HTMLDivElement>(800);
   const navigate = useNavigate();
   const plotWidth = Math.max(120, width - LABEL_WIDTH - 16);
+  const shown = useMemo(() => timelines.slice(0, MAX_ROWS), [timelines]);
   const layout = useMemo(
-    () => layoutWaterfall(timelines, { width: plotWidth, rowHeight: ROW_HEIGHT, durationS }),
-    [timelines, plotWidth, durationS],
+    () => layoutWaterfall(shown, { width: plotWidth, rowHeight: ROW_HEIGHT, durationS }),
+    [shown, plotWidth, durationS],
   );
   const height = layout.height + AXIS_HEIGHT;
 
@@ -66,6 +69,12 @@ export function Waterfall({ scope, timelines, durationS }: WaterfallProps) {
           </li>
         ))}
       </ul>
+      {timelines.length > shown.length && (
+        <p className="waterfall__note">
+          The first {shown.length} of {timelines.length} connections, in order of their first
+          packet; the flow table below lists them all.
+        </p>
+      )}
       <div className="waterfall__scroll">
         <svg
           width={width}
