@@ -8,6 +8,7 @@ worker gets there first) and puts the jobs of workers whose heartbeat stopped ba
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 
@@ -47,15 +48,26 @@ def analyze_capture(capture_id: str) -> None:
 
 
 async def retry_stalled_jobs(context: procrastinate.JobContext, timestamp: int) -> None:
-    seconds = current_context().settings.stalled_worker_timeout_s
+    from tcplens.services import analysis
+
+    service = current_context()
     manager = context.app.job_manager
-    for job in await manager.get_stalled_jobs(seconds_since_heartbeat=seconds):
+    for job in await manager.get_stalled_jobs(
+        seconds_since_heartbeat=service.settings.stalled_worker_timeout_s
+    ):
         logger.warning("job %s of a stalled worker goes back in the queue", job.id)
         await manager.retry_job(job)
+    await asyncio.to_thread(analysis.fail_captures_of_dead_jobs, service)
 
 
 def register(app: procrastinate.App) -> None:
-    app.task(name=ANALYZE_TASK, queue=ANALYSIS_QUEUE)(analyze_capture)
+    # Retried for failures outside the analysis itself (e.g. the database restarting); the
+    # analysis's own failures are recorded on the capture and end the job normally.
+    app.task(
+        name=ANALYZE_TASK,
+        queue=ANALYSIS_QUEUE,
+        retry=procrastinate.RetryStrategy(max_attempts=3, wait=5),
+    )(analyze_capture)
     stalled = app.task(
         name=RETRY_STALLED_TASK,
         queue=MAINTENANCE_QUEUE,

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete, insert
+from sqlalchemy import delete, insert, text
 
 import tcplens
 from tcplens.db.captures import Capture, Finding, Flow
@@ -66,6 +66,28 @@ def analyze(ctx: ServiceContext, capture_id: uuid.UUID) -> None:
     except Exception:
         logger.exception("analysis of capture %s failed", capture_id)
         _fail(ctx, capture_id, "internal_error", "the analysis failed unexpectedly")
+
+
+def fail_captures_of_dead_jobs(ctx: ServiceContext) -> int:
+    """Captures still queued or running whose job has ended for good (failed after its retries,
+    or cancelled/aborted by an operator) would wait forever: say so on the capture."""
+    with ctx.engine.begin() as connection:
+        result = connection.execute(
+            text(
+                """
+                UPDATE captures AS c
+                   SET status = 'failed', stage = NULL, finished_at = now(),
+                       error_code = 'analysis_job_failed',
+                       error_message = 'the analysis job failed repeatedly; upload the capture '
+                                       || 'again or ask the operator to look at the worker logs'
+                  FROM procrastinate_jobs AS j
+                 WHERE j.id = c.job_id
+                   AND c.status IN ('queued', 'running')
+                   AND j.status IN ('failed', 'cancelled', 'aborted')
+                """
+            )
+        )
+    return int(result.rowcount)
 
 
 def sweep_scratch(ctx: ServiceContext) -> None:

@@ -40,41 +40,58 @@ class World:
     anonymous: TestClient
 
 
-@pytest.fixture
-def app_client(settings: Settings, engine: Engine) -> Iterator[TestClient]:
-    limits = {"login_attempts_per_minute": 1000.0, "uploads_per_minute": 1000.0}
-    with TestClient(
-        create_app(settings.model_copy(update=limits), engine), base_url="https://testserver"
-    ) as client:
+@pytest.fixture(scope="module")
+def app_client(tmp_path_factory: pytest.TempPathFactory, engine: Engine) -> Iterator[TestClient]:
+    data = tmp_path_factory.mktemp("authorisation")
+    settings = Settings(
+        data_dir=data / "data",
+        spa_dir=data / "spa",
+        in_process_worker=False,
+        login_attempts_per_minute=1000.0,
+        uploads_per_minute=1000.0,
+    )
+    with TestClient(create_app(settings, engine), base_url="https://testserver") as client:
         yield client
 
 
-@pytest.fixture
-def world(app_client: TestClient, settings: Settings, engine: Engine) -> Iterator[World]:
+@pytest.fixture(scope="module")
+def analysed(app_client: TestClient) -> dict[str, Actor | str]:
+    """Two analysed captures, made once for the module: the owner's and a stranger's."""
     require(LAB)
     app = app_client.app
-    clients = [TestClient(app, base_url="https://testserver") for _ in range(4)]
-    for c in clients:
-        c.__enter__()
-    owner, mate, stranger = (sign_up(c) for c in clients[:3])
+    owner, stranger = (sign_up(TestClient(app, base_url="https://testserver")) for _ in range(2))
+    data = (LAB / "nagle_delack.pcap").read_bytes()
+    made: dict[str, Actor | str] = {"owner": owner, "stranger": stranger}
+    for role, actor in (("capture", owner), ("other_capture", stranger)):
+        response = actor.client.post(
+            "/api/v1/captures?filename=n.pcap", content=data, headers=actor.headers()
+        )
+        assert response.status_code == 202
+        made[role] = response.json()["capture"]["id"]
+        analysis.analyze(app.state.service, uuid.UUID(str(made[role])))  # type: ignore[attr-defined]
+    return made
+
+
+@pytest.fixture
+def world(app_client: TestClient, analysed: dict[str, Actor | str]) -> World:
+    owner, stranger = analysed["owner"], analysed["stranger"]
+    assert isinstance(owner, Actor) and isinstance(stranger, Actor)
+    # a fresh teammate per test, so what one test does to membership stays in it
+    mate = sign_up(TestClient(app_client.app, base_url="https://testserver"))
     invited = owner.client.post(
         f"/api/v1/workspaces/{owner.workspace_id}/members",
         json={"email": mate.email},
         headers=owner.headers(),
     )
     assert invited.status_code == 201
-    data = (LAB / "nagle_delack.pcap").read_bytes()
-    ids = []
-    for actor in (owner, stranger):
-        response = actor.client.post(
-            "/api/v1/captures?filename=n.pcap", content=data, headers=actor.headers()
-        )
-        assert response.status_code == 202
-        ids.append(response.json()["capture"]["id"])
-        analysis.analyze(app.state.service, uuid.UUID(ids[-1]))  # type: ignore[attr-defined]
-    yield World(owner, mate, stranger, ids[0], ids[1], clients[3])
-    for c in clients:
-        c.__exit__(None, None, None)
+    return World(
+        owner,
+        mate,
+        stranger,
+        str(analysed["capture"]),
+        str(analysed["other_capture"]),
+        TestClient(app_client.app, base_url="https://testserver"),
+    )
 
 
 def test_reads_owner_teammate_stranger_anonymous(world: World) -> None:
@@ -118,7 +135,18 @@ def test_writes_need_the_right_role(world: World) -> None:
         headers=world.stranger.headers(),
     )
     assert foreign.status_code == 404
-    assert world.owner.client.delete(url, headers=world.owner.headers()).status_code == 204
+    # the owner deletes (a capture of their own made for this, so the module's stays)
+    doomed = world.mate.client.post(
+        f"/api/v1/captures?filename=d.pcap&workspace_id={world.owner.workspace_id}",
+        content=tiny_pcap(uuid.uuid4().bytes),
+        headers=world.mate.headers(),
+    ).json()["capture"]["id"]
+    assert (
+        world.owner.client.delete(
+            f"/api/v1/captures/{doomed}", headers=world.owner.headers()
+        ).status_code
+        == 204
+    )
 
 
 def test_api_tokens_are_scoped_to_their_workspace(world: World) -> None:

@@ -117,3 +117,26 @@ def test_series_answers_304_to_a_matching_etag(client: TestClient) -> None:
     # the ETag does not bypass authorisation
     stranger = sign_up(client)
     assert stranger.client.get(url, headers={"If-None-Match": etag}).status_code == 404
+
+
+def test_a_capture_whose_job_died_for_good_is_marked_failed(
+    client: TestClient, engine: Engine
+) -> None:
+    from sqlalchemy import text
+
+    actor = sign_up(client)
+    data = b"\xd4\xc3\xb2\xa1" + uuid.uuid4().bytes
+    response = actor.client.post(
+        "/api/v1/captures?filename=d.pcap", content=data, headers=actor.headers()
+    )
+    capture_id, job_id = response.json()["capture"]["id"], response.json()["job"]["id"]
+    service = client.app.state.service  # type: ignore[attr-defined]
+    assert analysis.fail_captures_of_dead_jobs(service) == 0  # a waiting job is not dead
+    with engine.begin() as connection:
+        connection.execute(
+            text("UPDATE procrastinate_jobs SET status = 'failed' WHERE id = :id"), {"id": job_id}
+        )
+    assert analysis.fail_captures_of_dead_jobs(service) >= 1
+    capture = actor.client.get(f"/api/v1/captures/{capture_id}").json()
+    assert capture["status"] == "failed"
+    assert capture["error"]["code"] == "analysis_job_failed"
