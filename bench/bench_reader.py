@@ -12,6 +12,7 @@ all with numpy, no per-packet Python loop. Then measures, each in a fresh proces
 from __future__ import annotations
 
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -129,7 +130,7 @@ def measure_tcptrace(path: Path) -> tuple[float, float] | None:
 
 def main() -> int:
     if not TEMPLATE.is_file():
-        print(f"bench/reader: template capture {TEMPLATE} not found", file=sys.stderr)
+        print(f"bench/bench_reader: template capture {TEMPLATE} not found", file=sys.stderr)
         return 1
     path = OUT_DIR / "reader-1m.pcap"
     if not path.is_file():
@@ -142,6 +143,7 @@ def main() -> int:
     cpu_rate = packets / reader["warm_cpu_s"]
     peak = reader["peak_bytes"]
     print(f"capture          {path.name}: {packets:,} packets, {size / 1e6:.1f} MB")
+    print(f"machine          {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     print(f"reader cold      {reader['cold_s']:.3f} s (new process: import, cached kernels, read)")
     print(
         f"reader warm      {reader['warm_s']:.3f} s wall = {wall_rate / 1e6:.1f}M packets/s; "
@@ -168,7 +170,7 @@ def main() -> int:
     ok = max(wall_rate, cpu_rate) >= TARGET_RATE and peak <= 2 * size
     verdict = "met" if ok else "NOT met"
     print(f"target           ≥ {TARGET_RATE / 1e6:.0f}M packets/s, ≤ 2× file size: {verdict}")
-    return 0 if ok else 1
+    return 0  # a measurement, not a test: the verdict line says whether the target was met
 
 
 if __name__ == "__main__":
