@@ -187,3 +187,18 @@ def test_a_block_larger_than_the_buffer_is_skipped_when_not_needed() -> None:
     capture = _read(data)
     assert capture.packets.src_port.tolist() == [1, 2]
     assert not capture.info.truncated
+
+
+def test_packet_comments_keep_their_frame_numbers_across_buffers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tcplens.capture import buffers
+
+    monkeypatch.setattr(buffers, "STREAM_BUFFER", 2048)
+    packets = [
+        Packet(T0 + k, _syn(k + 1), comment="first" if k == 0 else "late" if k == 299 else None)
+        for k in range(300)
+    ]
+    capture = _read(pcapng_file([Section([Interface()], packets)]))
+    assert capture.info.packets == 300
+    assert capture.info.comments == ("frame 1: first", "frame 300: late")
