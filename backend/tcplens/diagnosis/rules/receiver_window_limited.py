@@ -58,7 +58,7 @@ def detect(ctx: Context) -> list[Finding]:
     conn = ctx.by_flow[worst]
     tr = ctx.transfer(worst)
     rtt = conn.min_rtt_s
-    if tr is None or rtt is None or rtt <= 0:
+    if tr is None or rtt is None or rtt <= 0 or not (tr.window >= 0).any():
         return []
     mine = of_transfer(tr, ft.spans)
     windows = windows_during(tr, mine)
