@@ -13,6 +13,9 @@ import resource
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from tcplens.capture import CaptureError, read_capture
 from tcplens.capture.table import Capture
 from tcplens.report import analyse_capture
@@ -37,6 +40,7 @@ def write_series(capture: Capture, analysis: TcpAnalysis, out_dir: Path) -> None
         "bytes_in_flight": seg.bytes_in_flight,
         "flags": seg.flags,
         "events": seg.events,
+        **graph_columns(analysis),
     }
     (out_dir / "series.arrow").write_bytes(encode_series(columns))
     offsets = seg.offsets
@@ -46,6 +50,46 @@ def write_series(capture: Capture, analysis: TcpAnalysis, out_dir: Path) -> None
         "stops": offsets[1:].tolist(),
     }
     (out_dir / "series_ranges.json").write_text(json.dumps(ranges))
+
+
+def graph_columns(analysis: TcpAnalysis) -> dict[str, npt.NDArray[Any]]:
+    """Per-segment columns only the graphs draw: the first SACK block of each packet (RFC 2018: the
+    block holding the most recently received data; -1 where none) and the RTT sample each packet
+    completes (it acknowledges or echoes data of the other direction), NaN / -1 where none."""
+    seg = analysis.segments
+    n = len(seg)
+    sack_left = np.full(n, -1, dtype=np.int64)
+    sack_right = np.full(n, -1, dtype=np.int64)
+    if len(seg.sack_rows):
+        sack_left[seg.sack_rows] = seg.sack_left[:, 0]
+        sack_right[seg.sack_rows] = seg.sack_right[:, 0]
+    rtt_s = np.full(n, np.nan)
+    rtt_kind = np.full(n, -1, dtype=np.int8)
+    rtt = analysis.rtt
+    if len(rtt) and n:
+        # Segments are sorted by (flow, direction, frame): one monotone key finds each sample's
+        # completing packet, which travels opposite to the data it times.
+        seg_key = (seg.flow.astype(np.int64) * 2 + seg.direction) << 32 | seg.frame
+        reverse = 1 - rtt.direction.astype(np.int64)
+        sample_key = (rtt.flow.astype(np.int64) * 2 + reverse) << 32 | rtt.frame
+        rows = np.minimum(np.searchsorted(seg_key, sample_key), n - 1)
+        found = seg_key[rows] == sample_key
+        # Several samples can complete on one packet (an ACK and a timestamp echo): the first
+        # in the analysis's order wins, so write them in reverse.
+        rows, found_kind, found_rtt = (
+            rows[found][::-1],
+            rtt.kind[found][::-1],
+            rtt.rtt_ns[found][::-1],
+        )
+        rtt_s[rows] = found_rtt / 1e9
+        rtt_kind[rows] = found_kind
+    return {
+        "sack_count": seg.sack_count,
+        "sack_left_0": sack_left,
+        "sack_right_0": sack_right,
+        "rtt_s": rtt_s,
+        "rtt_kind": rtt_kind,
+    }
 
 
 def run(capture_path: str, out_dir: str, memory_bytes: int) -> None:

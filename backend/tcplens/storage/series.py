@@ -33,7 +33,11 @@ DIRECTIONS: tuple[str, ...] = ("client_to_server", "server_to_client")
 TIME_COLUMN = "time_s"
 EVENTS_COLUMN = "events"
 # Columns that identify a row rather than being drawn as a line.
-_NOT_VALUES = frozenset({TIME_COLUMN, EVENTS_COLUMN, "frame"})
+# SACK edges ride on duplicate ACKs (event rows, always kept) and the RTT kind labels its sample;
+# neither is a line whose envelope the reduction must keep.
+_NOT_VALUES = frozenset(
+    {TIME_COLUMN, EVENTS_COLUMN, "frame", "sack_count", "sack_left_0", "sack_right_0", "rtt_kind"}
+)
 
 ARROW_STREAM_MEDIA_TYPE = "application/vnd.apache.arrow.stream"
 
