@@ -283,7 +283,12 @@ export function ChartFrame(props: ChartFrameProps) {
                 </text>
               </g>
             ))}
-            <text className="chart-axis-label" x={0} y={-12} textAnchor="start">
+            {/* Along the axis, as in tcptrace and Wireshark: the top margin is for evidence labels. */}
+            <text
+              className="chart-axis-label"
+              transform={`translate(${-MARGIN.left + 14},${plotHeight / 2}) rotate(-90)`}
+              textAnchor="middle"
+            >
               {props.yLabel}
             </text>
           </g>

@@ -25,4 +25,4 @@ export interface HoverItem {
   readonly frame?: number;
 }
 
-export const MARGIN = { top: 30, right: 20, bottom: 42, left: 76 } as const;
+export const MARGIN = { top: 24, right: 20, bottom: 42, left: 84 } as const;

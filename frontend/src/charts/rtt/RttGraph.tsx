@@ -106,6 +106,20 @@ export function RttGraph(props: FlowGraphProps) {
             meaning: RTT_KIND_STYLES[k].meaning,
           })),
           {
+            key: "median",
+            label: "Median RTT",
+            color: RTT_SUMMARY_COLORS.median,
+            shape: "dash",
+            meaning: "the flow's median round trip (tcplens analysis)",
+          },
+          {
+            key: "p95",
+            label: "95th percentile RTT",
+            color: RTT_SUMMARY_COLORS.p95,
+            shape: "dash",
+            meaning: "95 % of round trips were shorter; far above the median means queueing",
+          },
+          {
             key: "handshake",
             label: "Handshake RTT",
             color: RTT_KIND_STYLES.handshake_syn.color,
