@@ -1,7 +1,7 @@
 """Group-wise reductions over rows sorted by an integer group key (segment-wise scans).
 
 The analysis keeps every flow's rows in the same arrays, sorted by ``(flow, direction, ...)``;
-per-group minima, maxima, firsts and lasts are then ``ufunc.reduceat`` over run starts, which
+per-group minima and maxima are then ``ufunc.reduceat`` over run starts, which
 is how we vectorise across flows instead of looping over them in Python.
 """
 
@@ -11,7 +11,6 @@ import numpy as np
 import numpy.typing as npt
 
 I64 = npt.NDArray[np.int64]
-B = npt.NDArray[np.bool_]
 
 
 def group_reduce(
@@ -33,22 +32,3 @@ def group_reduce(
     starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
     out[keys[starts]] = ufunc.reduceat(values, starts)
     return out
-
-
-def first_where(keys: npt.NDArray[np.integer], mask: B, n_groups: int) -> I64:
-    """Per group, the first row index with ``mask`` set (-1 if none); ``keys`` sorted."""
-    idx = np.flatnonzero(mask).astype(np.int64)
-    return group_reduce(keys[idx], idx, n_groups, np.minimum, -1)
-
-
-def last_where(keys: npt.NDArray[np.integer], mask: B, n_groups: int) -> I64:
-    """Per group, the last row index with ``mask`` set (-1 if none); ``keys`` sorted."""
-    idx = np.flatnonzero(mask).astype(np.int64)
-    return group_reduce(keys[idx], idx, n_groups, np.maximum, -1)
-
-
-def run_starts(keys: npt.NDArray[np.integer]) -> B:
-    """True on the first row of each run of equal keys."""
-    start = np.ones(keys.shape[0], dtype=bool)
-    start[1:] = keys[1:] != keys[:-1]
-    return start
