@@ -169,18 +169,18 @@ def main() -> int:
     )
     times: dict[tuple[str, str], tuple[float, float, float]] = {}
     for name, (path, n) in files.items():
-        size_mb = path.stat().st_size / 1e6
+        size_mb = path.stat().st_size / 2**20  # MiB, like ru_maxrss / 1024
         ours = best([*TCPLENS, "analyze", str(path), "--json"])
         theirs = best(["tcptrace", "-l", "-r", str(path)])
         times[("tcplens", name)] = ours
         times[("tcptrace", name)] = theirs
         print(
-            f"{name:11s} {n:>9,d} pkts {size_mb:6.1f} MB | tcplens {ours[0]:6.2f} s wall "
-            f"{ours[1]:6.2f} s cpu {ours[2]:6.0f} MB peak ({ours[2] / size_mb:.2f}x file) | "
+            f"{name:11s} {n:>9,d} pkts {size_mb:6.1f} MiB | tcplens {ours[0]:6.2f} s wall "
+            f"{ours[1]:6.2f} s cpu {ours[2]:6.0f} MiB peak ({ours[2] / size_mb:.2f}x file) | "
             f"tcptrace {theirs[0]:6.2f} s wall {theirs[1]:6.2f} s cpu"
         )
     n1, n5 = files["bulk_1M"][1], files["bulk_5M"][1]
-    size5 = files["bulk_5M"][0].stat().st_size / 1e6
+    size5 = files["bulk_5M"][0].stat().st_size / 2**20
     ratio = {}
     for clock, k in (("wall", 0), ("cpu", 1)):
         rate = {

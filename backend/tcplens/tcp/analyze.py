@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import numpy.typing as npt
 
 from tcplens.capture.table import FIN, RST, PacketTable
-from tcplens.tcp.flows import FlowAssignment, assign_flows
+from tcplens.tcp.flows import assign_flows
 from tcplens.tcp.grouping import group_reduce
 from tcplens.tcp.model import (
     RETRANSMISSION,
@@ -32,8 +34,10 @@ def analyze_tcp(packets: PacketTable) -> TcpAnalysis:
     start_ns = int(packets.ts_ns.min()) if len(packets) else 0
     fa = assign_flows(packets)
     segments, handshake, flow_order, data_ack, zero_spans = build_segments(packets, fa)
-    rtt = rtt_samples(segments, handshake, flow_order, data_ack)
-    flows = _flows(packets, fa, segments, handshake, rtt)
+    clients = _Clients(fa.n_flows, fa.client_row, fa.client_from_syn, fa.first_row)
+    del fa  # its per-packet columns are no longer needed: free them before the next stages
+    rtt = rtt_samples(segments, handshake, data_ack)
+    flows = _flows(packets, clients, segments, handshake, rtt)
     zero = zero_window_spans(segments, zero_spans)
     gaps = idle_gaps(segments, flows.rtt_median_ns, flow_order)
     return TcpAnalysis(
@@ -46,9 +50,17 @@ def analyze_tcp(packets: PacketTable) -> TcpAnalysis:
     )
 
 
+@dataclass(frozen=True)
+class _Clients:
+    n_flows: int
+    client_row: I64
+    client_from_syn: npt.NDArray[np.bool_]
+    first_row: I64
+
+
 def _flows(
     packets: PacketTable,
-    fa: FlowAssignment,
+    fa: _Clients,
     seg: Segments,
     hs: Handshake,
     rtt: RttSamples,

@@ -32,13 +32,11 @@ I64 = npt.NDArray[np.int64]
 B = npt.NDArray[np.bool_]
 
 
-def rtt_samples(
-    seg: Segments, hs: Handshake, flow_order: I64, data_ack: tuple[I64, I64]
-) -> RttSamples:
+def rtt_samples(seg: Segments, hs: Handshake, data_ack: tuple[I64, I64]) -> RttSamples:
     """All RTT samples of all flows, sorted by flow, then by the completing packet's frame.
 
-    ``flow_order`` lists segment rows in ``(flow, frame)`` order; ``data_ack`` holds the
-    (acknowledging row, timed row) pairs that the per-packet state machine chose.
+    ``data_ack`` holds the (acknowledging row, timed row) pairs that the per-packet state
+    machine chose.
     """
     ack_rows, sent_rows = data_ack
     parts = [
@@ -49,9 +47,9 @@ def rtt_samples(
     kind = np.concatenate([p[0] for p in parts]).astype(np.uint8)
     ack_row = np.concatenate([p[1] for p in parts])
     sent_row = np.concatenate([p[2] for p in parts])
-    rank = np.empty(len(seg), dtype=np.int32)  # n-sized: int32 halves its memory
-    rank[flow_order] = np.arange(len(seg), dtype=np.int32)
-    order = np.argsort(rank[ack_row], kind="stable")
+    order = np.argsort(
+        (seg.flow[ack_row].astype(np.int64) << 32) | seg.frame[ack_row], kind="stable"
+    )
     ack_row, sent_row, kind = ack_row[order], sent_row[order], kind[order]
     time_ns = seg.time_ns[ack_row]
     rtt_ns = time_ns - seg.time_ns[sent_row]
