@@ -57,6 +57,16 @@ def kernel(function: F) -> F:
     return cast(F, numba.njit(cache=True, nogil=True)(function))
 
 
+def inline_kernel(function: F) -> F:
+    """A kernel numba inlines into its callers (``inline="always"``), for helpers taking arrays.
+
+    A call to a compiled function passes each array as a struct and increments and decrements
+    its reference count (atomic operations); for the TCP options parser that was half the decode
+    time. Inlined, the caller sees the arrays directly.
+    """
+    return cast(F, numba.njit(cache=True, nogil=True, inline="always")(function))
+
+
 @kernel
 def byte(b: U8, pos: int) -> int:
     """The byte at ``pos`` as a signed 64-bit integer.

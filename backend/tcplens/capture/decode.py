@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 from tcplens.capture import table
-from tcplens.capture.compiled import byte, kernel, read_u16, read_u32
+from tcplens.capture.compiled import byte, inline_kernel, kernel, read_u16, read_u32
 from tcplens.capture.link import (
     NEXT_IPV4,
     NEXT_IPV6,
@@ -55,7 +55,7 @@ TCPOPT_SACK = 5
 TCPOPT_TIMESTAMP = 8
 
 
-@kernel
+@inline_kernel
 def _ipv6_extensions(
     buf: U8, pos: int, end: int, limit: int, next_header: int
 ) -> tuple[int, int, int]:
@@ -88,7 +88,7 @@ def _ipv6_extensions(
     return -1, pos, fragment
 
 
-@kernel
+@inline_kernel
 def _tcp_options(
     buf: U8, pos: int, stop: int, row: int,
     mss: I32, wscale: I8, sack_perm: B, sack_count: U8, sack_left: U32, sack_right: U32,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from tcplens.capture.compiled import byte, kernel, read_u16
+from tcplens.capture.compiled import byte, inline_kernel, kernel, read_u16
 from tcplens.capture.table import I64, U8, U16, U32, DnsTable
 
 MAX_NAME = 253  # RFC 1035 §2.3.4: 255 octets on the wire, 253 as dotted text
@@ -23,7 +23,7 @@ TYPE_A = 1
 TYPE_AAAA = 28
 
 
-@kernel
+@inline_kernel
 def _name(buf: U8, message: int, pos: int, end: int, out: U8) -> tuple[int, int]:
     """Decode the name at ``pos`` into ``out``: ``(position after it, text length)``, -1 if bad.
 

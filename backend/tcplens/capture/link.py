@@ -5,7 +5,7 @@ Link-type numbers are the LINKTYPE_* values of https://www.tcpdump.org/linktypes
 
 from __future__ import annotations
 
-from tcplens.capture.compiled import byte, kernel, read_u16, read_u32
+from tcplens.capture.compiled import byte, inline_kernel, read_u16, read_u32
 from tcplens.capture.table import U8
 
 LINKTYPE_NULL = 0  # BSD loopback: 4-byte address family in the capturing host's byte order
@@ -37,7 +37,7 @@ NEXT_SHORT = -1  # the frame ends inside the link header
 NEXT_UNSUPPORTED = -2  # a link type this reader does not decode
 
 
-@kernel
+@inline_kernel
 def _from_ethertype(ethertype: int) -> int:
     if ethertype == ETHERTYPE_IPV4:
         return NEXT_IPV4
@@ -46,7 +46,7 @@ def _from_ethertype(ethertype: int) -> int:
     return NEXT_OTHER
 
 
-@kernel
+@inline_kernel
 def _from_address_family(family: int) -> int:
     if family == 2:  # AF_INET everywhere
         return NEXT_IPV4
@@ -55,7 +55,7 @@ def _from_address_family(family: int) -> int:
     return NEXT_OTHER
 
 
-@kernel
+@inline_kernel
 def skip_link_header(buf: U8, pos: int, end: int, link_type: int) -> tuple[int, int]:
     """Return ``(next, ip_offset)``: one of the ``NEXT_*`` codes and where the IP header starts."""
     if link_type == LINKTYPE_ETHERNET:

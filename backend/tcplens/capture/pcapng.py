@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tcplens.capture.compiled import byte, kernel, read_u16, read_u32
+from tcplens.capture.compiled import byte, inline_kernel, kernel, read_u16, read_u32
 from tcplens.capture.records import (
     BAD_BLOCK_LENGTH,
     BAD_BYTE_ORDER,
@@ -77,7 +77,7 @@ class PcapngState:
         return int(self.state[ST_INTERFACES])
 
 
-@kernel
+@inline_kernel
 def _power_of_ten(exponent: int) -> int:
     result = 1
     for _ in range(exponent):
@@ -85,7 +85,7 @@ def _power_of_ten(exponent: int) -> int:
     return result
 
 
-@kernel
+@inline_kernel
 def units_to_ns(units: int, tsresol: int) -> int:
     """Timestamp in interface units → ns. ``if_tsresol``: MSB clear 10^-v s, set 2^-v s (§4.2)."""
     v = tsresol & 0x7F
@@ -102,7 +102,7 @@ def units_to_ns(units: int, tsresol: int) -> int:
     return 0
 
 
-@kernel
+@inline_kernel
 def scan_options(
     buf: U8, pos: int, stop: int, big: bool, row: int, state: I64,
     comment_pos: I64, comment_len: I64, comment_row: I64,
