@@ -1,4 +1,4 @@
-import { NavLink, Outlet, useNavigate } from "react-router";
+import { NavLink, Outlet, useLocation, useNavigate } from "react-router";
 import { useSession, useSignOut } from "../api/session";
 import { DropZone } from "../features/upload/DropZone";
 import { UploadsProvider } from "../features/upload/UploadsContext";
@@ -28,6 +28,8 @@ export function TopBar({ children }: { children?: React.ReactNode }) {
   const navigate = useNavigate();
   const workspace = useCurrentWorkspace();
   const chooseWorkspace = useChooseWorkspace();
+  const { pathname } = useLocation();
+  const onAuthPage = pathname === "/login" || pathname === "/signup";
   const user = session.data?.user;
   return (
     <header className="topbar">
@@ -82,7 +84,8 @@ export function TopBar({ children }: { children?: React.ReactNode }) {
             </button>
           </>
         ) : (
-          session.isSuccess && (
+          session.isSuccess &&
+          !onAuthPage && (
             <NavLink to="/login" className="button button--quiet">
               Sign in
             </NavLink>

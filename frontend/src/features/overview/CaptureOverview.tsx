@@ -1,4 +1,5 @@
-import { useMemo, useState } from "react";
+import { useMemo } from "react";
+import { useSearchParams } from "react-router";
 import { useCapture, useFindings, useFlows } from "../../api/captures";
 import { errorMessage, isNotFound } from "../../api/http";
 import type { CaptureScope } from "../../api/scope";
@@ -47,7 +48,18 @@ function Results({ scope, capture }: { scope: CaptureScope; capture: Capture }) 
   const flows = useFlows(scope, true);
   const findings = useFindings(scope, true);
   const [view, setView] = useTableView();
-  const [allFindings, setAllFindings] = useState(false);
+  // "Show more findings" is view state too: in the URL, so a link shows the same list.
+  const [params, setParams] = useSearchParams();
+  const allFindings = params.get("findings") === "all";
+  const setAllFindings = () =>
+    setParams(
+      (current) => {
+        const next = new URLSearchParams(current);
+        next.set("findings", "all");
+        return next;
+      },
+      { replace: true },
+    );
   const rows = useMemo(() => (flows.data?.items ?? []).map(flowRow), [flows.data]);
   const timelines = useMemo(
     () => connectionTimelines(flows.data?.items ?? [], findings.data ?? []),
@@ -69,7 +81,7 @@ function Results({ scope, capture }: { scope: CaptureScope; capture: Capture }) 
           scope={scope}
           findings={findings.data}
           showAll={allFindings}
-          onShowAll={() => setAllFindings(true)}
+          onShowAll={setAllFindings}
         />
       )}
       <section className="section" aria-labelledby="connections-title">
