@@ -54,6 +54,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tcplens.diagnosis.finding import FACTOR_INDEX, FACTORS, Factor
+from tcplens.diagnosis.pauses import APP_ACK_MAX_BYTES, nagle_stalls, pause_causes, think_after
 from tcplens.diagnosis.transfer import F64, I64, B, Connection, Transfer
 
 I8 = npt.NDArray[np.int8]
@@ -64,9 +65,6 @@ UNLABELLED = np.int8(-1)
 # 1% random loss without a queue stays within +15%.
 QUEUE_INFLATION = 0.25
 QUEUE_INFLATION_FLOOR_S = 0.002
-# Linux delays an ACK at least 40 ms (TCP_DELACK_MIN), Windows 200 ms, macOS 100 ms: a stall of
-# 25 ms beyond the round trip is a delayed ACK and not jitter.
-DELAYED_ACK_MIN_S = 0.025
 
 
 # A receiver whose application keeps up advertises its whole buffer on every ACK (the window
@@ -74,15 +72,6 @@ DELAYED_ACK_MIN_S = 0.025
 # offered holds unread data. slow_reader_get_10ms_v6 (reads every 40 ms) offers 57-64 % of its
 # largest window after each read; rcvbuf_locked_download stays at 100 %.
 UNREAD_WINDOW = 0.75
-
-# An application-level acknowledgement ("ACK!", a 4-byte sequence number) is this small; the
-# smallest HTTP/1.1 response ("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n") is 38 bytes.
-APP_ACK_MAX_BYTES = 32
-
-
-def think_after(rtt_s: float) -> float:
-    """A sender answering later than this after the request arrived was busy (thinking)."""
-    return max(0.02, 0.5 * rtt_s)
 
 
 def pause_after(rtt_s: float) -> float:
@@ -224,9 +213,8 @@ def label_transfer(tr: Transfer, base_rtt: float) -> Intervals:
     edge_v = _pick(edge_cum, at_resume, big)
     ack_v = _pick(ack_cum, at_resume, 0)
     # "Everything acknowledged" includes the ACK that let the sender resume (an application's
-    # answer often carries it), so this view looks just past the resume instead of before it.
-    # Its margin is small: near the sender, ACKs only tens of microseconds apart must not
-    # count as already received.
+    # answer often carries it), so this view reaches 20 % of the lag past the resume's trigger:
+    # nothing extra near the sender, where ACKs tens of microseconds apart must stay apart.
     ack_r = _at(tr.ack_t, ack_cum, t1 - 0.8 * tr.lag_s, 0)
     ack_s = _at(tr.ack_t, ack_cum, start_view, 0)
     win_v = _pick(np.where(known, tr.window, big), at_resume, big)
@@ -315,80 +303,6 @@ def label_transfer(tr: Transfer, base_rtt: float) -> Intervals:
     stall_s = np.where(nagle, stall, gap)
     flow = np.full(n - 1, tr.flow, np.int64)
     return Intervals(flow, t0, t1, label, tr.frame[:-1], tr.frame[1:], stall_s)
-
-
-def pause_causes(tr: Transfer, t0: F64, t1: F64, base_rtt: float) -> tuple[I64, F64, B]:
-    """For each pause ``[t0, t1)``: what the peer sent during it, how long the sender took to
-    resume after the peer's last message, and whether the resume followed an ACK at once.
-
-    A message that carries content (more than an application-level acknowledgement of
-    ``APP_ACK_MAX_BYTES``) answered within ``think_after(rtt)`` is a request/response exchange,
-    one round trip (``latency``: a pooled HTTP connection asking for one object after another);
-    a tiny answer that only says "go on" is a stop-and-wait protocol, and a long wait after the
-    request is the sender's application thinking (both ``application``).
-    """
-    n = t0.size
-    answer = np.zeros(n, np.int64)
-    think = np.full(n, np.inf)
-    woke = np.zeros(n, np.bool_)
-    if tr.ack_t.size == 0 or n == 0:
-        return answer, think, woke
-    view_end = t1 - 0.8 * tr.lag_s
-    lo = np.searchsorted(tr.ack_t, t0 - tr.lag_s, side="right")
-    hi = np.searchsorted(tr.ack_t, view_end, side="right")
-    csum = np.concatenate(([0], np.cumsum(tr.ack_payload)))
-    answer = (csum[hi] - csum[lo]).astype(np.int64)
-    tolerance = max(0.001, 0.1 * base_rtt) + 0.2 * tr.lag_s
-    last = hi - 1
-    heard_any = np.where(last >= 0, tr.ack_t[np.maximum(last, 0)], -np.inf) + tr.lag_s
-    woke = (last >= lo) & (np.abs(t1 - heard_any) <= tolerance)
-    data_t = tr.ack_t[tr.ack_payload > 0]
-    if data_t.size:
-        k = np.searchsorted(data_t, view_end, side="right") - 1
-        heard = np.where(k >= 0, data_t[np.maximum(k, 0)], -np.inf) + tr.lag_s
-        think = t1 - heard
-    return answer, think, woke
-
-
-def nagle_stalls(tr: Transfer, base_rtt: float) -> tuple[B, F64]:
-    """Intervals where Nagle's algorithm waited for a delayed ACK, and the delay beyond the RTT.
-
-    Interval i qualifies when segment i was smaller than a full segment, its ACK (a pure ACK: a
-    response would make it a request/response turn) arrived at least ``DELAYED_ACK_MIN_S`` later
-    than the round trip explains, and segment i+1 followed that ACK at once.
-    """
-    n = tr.t.size
-    none = np.zeros(max(n - 1, 0), np.bool_), np.zeros(max(n - 1, 0), np.float64)
-    if n < 2 or tr.ack.size == 0:
-        return none
-    small = (tr.seq_end - tr.seq)[:-1] < tr.mss
-    high = np.maximum.accumulate(tr.seq_end)[:-1]
-    ack_cum = np.maximum.accumulate(tr.ack)
-    k = np.minimum(np.searchsorted(ack_cum, high, side="left"), ack_cum.size - 1)
-    acked = ack_cum[k] >= high
-    ack_seen = tr.ack_t[k] + tr.lag_s  # when the sender received it
-    far_side = max(base_rtt - tr.lag_s, 0.0)  # capture point -> receiver -> capture point
-    delay = (tr.ack_t[k] - tr.t[:-1]) - far_side
-    follow = tr.t[1:] - ack_seen
-    # The next segment must have fitted in the window offered before that ACK: if the ACK
-    # opened the window (a window update from a slow reader), the window held it, not Nagle.
-    known = tr.window >= 0
-    edge = np.where(known, tr.ack + np.maximum(tr.window, 0), np.iinfo(np.int64).max // 4)
-    edge_cum = np.maximum.accumulate(edge)
-    edge_before = np.where(k > 0, edge_cum[np.maximum(k - 1, 0)], np.iinfo(np.int64).max // 4)
-    fitted = tr.seq_end[1:] <= edge_before
-    tolerance = max(0.002, 0.1 * base_rtt)
-    stall = (
-        small
-        & acked
-        & ~tr.ack_has_data[k]
-        & (delay >= DELAYED_ACK_MIN_S)
-        & (follow >= -tolerance)
-        & (follow <= tolerance)
-        & ~tr.retransmission[1:]
-        & fitted
-    )
-    return stall, np.where(stall, delay, 0.0)
 
 
 def dominant(conn: Connection) -> Transfer | None:
