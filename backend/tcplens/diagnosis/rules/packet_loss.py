@@ -19,9 +19,12 @@ What to do
     says which side of it the loss is.
 
 Thresholds
-    Reported when loss-labelled time is at least 10 % of the connection's time: a transfer
-    through a drop-tail bottleneck loses a few segments when its queue overflows and recovers
-    within a round trip or two, which stays below that.
+    Reported when loss-labelled time is at least 10 % of the connection's time. Drops at a full
+    drop-tail queue are TCP finding the path's limit, not a lossy path: a recovery that began
+    while the round trip was inflated by the queue counts as ``bandwidth``, the regrowth after a
+    first slow-start overshoot as ``slow_start``, and when such drops come rarely (fewer than one
+    episode per 20 round trips) the regrowth between them as ``bandwidth`` too. Random loss of
+    0.5-2 % recurs every 1-7 round trips on the lab's paths and stays ``loss``.
 """
 
 from __future__ import annotations
