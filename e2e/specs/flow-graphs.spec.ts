@@ -2,6 +2,7 @@
 // mark Wireshark reports, a click on a mark opens that packet in Wireshark's own dissection (Wiregasm
 // in the browser), and every graph renders. Screenshots go to test-results/screens/.
 
+import { readFileSync } from "node:fs";
 import type { Page } from "@playwright/test";
 import { expect, test } from "../fixtures";
 import { labCapture, screenshot } from "../pages/app";
@@ -103,6 +104,39 @@ test("lossy_download: retransmissions in red, duplicate ACKs ticked, as many as 
   expect(retransmissions).toBe(oracleCount("lossy_download.pcap", 0, "retransmission"));
   expect(dupAcks).toBe(oracleCount("lossy_download.pcap", 0, "duplicate_ack"));
   await screenshot(page, "graphs-03-lossy-tcptrace");
+
+  // The series in view export as CSV, both directions, one row per packet, in the API's names.
+  const [csv] = await Promise.all([
+    page.waitForEvent("download"),
+    page.getByRole("button", { name: "CSV" }).click(),
+  ]);
+  const lines = readFileSync(await csv.path(), "utf8")
+    .trim()
+    .split("\n");
+  expect(lines[0]).toBe(
+    "direction,time_s,frame,seq,payload_len,ack,window,bytes_in_flight,flags,events",
+  );
+  expect(lines.filter((l) => l.includes(",retransmission")).length).toBe(retransmissions);
+  // And the view as a PNG image.
+  const [png] = await Promise.all([
+    page.waitForEvent("download"),
+    page.getByRole("button", { name: "PNG" }).click(),
+  ]);
+  expect(
+    readFileSync(await png.path())
+      .subarray(1, 4)
+      .toString(),
+  ).toBe("PNG");
+
+  // Zoomed into 0.2 s, the loss finding's label still names it; a click zooms out to the span of
+  // all its evidence (here most of the flow: the whole view, so from/to leave the URL).
+  await page.goto(
+    `/captures/${id}/flows/1?graph=tcptrace&direction=server_to_client&from=1&to=1.2`,
+  );
+  await expect(page).toHaveURL(/from=1&to=1\.2/);
+  await page.getByRole("button", { name: /^retransmissions ×\d+$/ }).click();
+  await expect(page).not.toHaveURL(/from=/);
+  await expect(page.getByText("(whole flow)")).toBeVisible();
 
   for (const graphKind of ["stevens", "throughput", "rtt", "inflight"] as const) {
     await page

@@ -35,7 +35,15 @@ describe("evidence ranges", () => {
   it("labels a receiver-window finding with the window-full marks it covers", () => {
     const ranges = evidenceRanges([finding("receiver_window", [[0, 1]])], 3, data, acks);
     expect(ranges).toEqual([
-      { key: "0:0", from: 0, to: 1, label: "window full ×2", severity: "high" },
+      {
+        key: "0:0",
+        from: 0,
+        to: 1,
+        label: "window full ×2",
+        severity: "high",
+        finding: 0,
+        span: { from: 0, to: 1 },
+      },
     ]);
   });
 
@@ -58,7 +66,12 @@ describe("evidence ranges", () => {
       data,
       acks,
     );
-    expect(idle.map((r) => r.label)).toEqual(["idle 200 ms × 3", "", ""]);
+    expect(idle.map((r) => r.label)).toEqual([
+      "idle 200 ms × 3",
+      "idle 200 ms × 3",
+      "idle 200 ms × 3",
+    ]);
+    expect(idle[0]?.span).toEqual({ from: 0, to: 2.3 });
   });
 
   it("prefers the finding's own numbers, so the label agrees with its sentence", () => {

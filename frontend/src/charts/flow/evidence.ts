@@ -107,13 +107,19 @@ export function evidenceRanges(
     const ranges = timeRanges(finding.evidence.time_ranges_s);
     if (ranges.length === 0) continue;
     const label = evidenceLabel(finding, ranges, data, acks);
+    const span = {
+      from: Math.min(...ranges.map((r) => r[0])),
+      to: Math.max(...ranges.map((r) => Math.max(r[0], r[1]))),
+    };
     ranges.forEach(([from, to], k) => {
       out.push({
         key: `${finding.rank}:${k}`,
         from,
         to: Math.max(to, from),
-        label: k === 0 ? label : "",
+        label,
+        finding: finding.rank,
         severity: finding.severity,
+        span,
       });
     });
   }

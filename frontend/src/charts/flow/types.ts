@@ -9,6 +9,10 @@ export interface EvidenceRange {
   readonly to: number;
   readonly label: string;
   readonly severity: string;
+  /** The finding's rank: its ranges share one label, shown on the first range in view. */
+  readonly finding: number;
+  /** The span of all the finding's ranges: what clicking its label zooms to. */
+  readonly span: { readonly from: number; readonly to: number };
 }
 
 /** What every graph of a flow gets. */

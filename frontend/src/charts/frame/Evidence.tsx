@@ -23,6 +23,7 @@ export function EvidenceShading(props: {
   const { area } = props;
   const [from, to] = area.x.domain() as [number, number];
   let lastLabelEnd = Number.NEGATIVE_INFINITY;
+  const labelled = new Set<number>();
   return (
     <g className="chart-evidence" data-testid="evidence">
       {props.ranges.map((r) => {
@@ -33,8 +34,12 @@ export function EvidenceShading(props: {
         // Labels sit in the margin above the plot; one that would overlap the previous is dropped
         // (the shading and the tooltip of the finding list still say it).
         const labelX = Math.max(0, x0);
-        const showLabel = labelX > lastLabelEnd + 6;
-        if (showLabel) lastLabelEnd = labelX + r.label.length * 6.5;
+        // One label per finding, on its first range in view.
+        const showLabel = !labelled.has(r.finding) && labelX > lastLabelEnd + 6;
+        if (showLabel) {
+          labelled.add(r.finding);
+          lastLabelEnd = labelX + r.label.length * 6.5;
+        }
         return (
           <g key={r.key} data-evidence={r.label}>
             <rect

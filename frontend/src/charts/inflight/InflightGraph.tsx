@@ -60,7 +60,7 @@ export function InflightGraph(props: FlowGraphProps) {
             <EvidenceShading
               ranges={props.evidence}
               area={area}
-              onSelect={(r) => props.onViewChange(padded(r.from, r.to, bounds))}
+              onSelect={(r) => props.onViewChange(padded(r.span.from, r.span.to, bounds))}
             />
             {bdp ? (
               <text

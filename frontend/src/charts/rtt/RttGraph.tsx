@@ -66,7 +66,7 @@ export function RttGraph(props: FlowGraphProps) {
           <EvidenceShading
             ranges={props.evidence}
             area={area}
-            onSelect={(r) => props.onViewChange(padded(r.from, r.to, props.bounds))}
+            onSelect={(r) => props.onViewChange(padded(r.span.from, r.span.to, props.bounds))}
           />
         )}
         nearest={(area, px, py) => {

@@ -43,7 +43,7 @@ export function StevensGraph(props: FlowGraphProps) {
           <EvidenceShading
             ranges={props.evidence}
             area={area}
-            onSelect={(r) => props.onViewChange(padded(r.from, r.to, props.bounds))}
+            onSelect={(r) => props.onViewChange(padded(r.span.from, r.span.to, props.bounds))}
           />
         )}
         nearest={(area, px, py) => {

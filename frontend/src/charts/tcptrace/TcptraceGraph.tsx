@@ -126,7 +126,7 @@ export function TcptraceGraph(props: FlowGraphProps) {
             <EvidenceShading
               ranges={props.evidence}
               area={area}
-              onSelect={(r) => props.onViewChange(padded(r.from, r.to, props.bounds))}
+              onSelect={(r) => props.onViewChange(padded(r.span.from, r.span.to, props.bounds))}
             />
             {visible.length <= MAX_SVG_MARKS ? <MarksSvg marks={visible} area={area} /> : null}
           </>

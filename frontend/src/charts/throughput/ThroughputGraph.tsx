@@ -61,7 +61,7 @@ export function ThroughputGraph(props: FlowGraphProps) {
           <EvidenceShading
             ranges={props.evidence}
             area={area}
-            onSelect={(r) => props.onViewChange(padded(r.from, r.to, props.bounds))}
+            onSelect={(r) => props.onViewChange(padded(r.span.from, r.span.to, props.bounds))}
           />
         )}
         nearest={(area, px) => {
