@@ -235,10 +235,11 @@ def walk_pcapng_blocks(
             ts_ns[n] = ts
             interface[n] = k
             state[ST_LAST_TS] = ts
-            scan_options(
-                buf, pos + 28 + ((captured + 3) & ~3), body_end, big, n,
-                state, comment_pos, comment_len, comment_row,
-            )  # fmt: skip
+            options = pos + 28 + ((captured + 3) & ~3)
+            if body_end - options >= 4:  # most packets have none: skip the call (19 ns each)
+                scan_options(
+                    buf, options, body_end, big, n, state, comment_pos, comment_len, comment_row
+                )
             n += 1
         elif block_type == SPB:
             if length < MIN_SPB:
