@@ -12,11 +12,11 @@ describe("ThemeToggle", () => {
   it("cycles system → light → dark → system and forces the theme on <html>", () => {
     render(<ThemeToggle />);
     const button = screen.getByRole("button");
-    expect(button.textContent).toBe("Theme: system");
+    expect(button.getAttribute("aria-label")).toBe("Theme: system");
     expect(document.documentElement.dataset.theme).toBeUndefined();
 
     fireEvent.click(button);
-    expect(button.textContent).toBe("Theme: light");
+    expect(button.getAttribute("aria-label")).toBe("Theme: light");
     expect(document.documentElement.dataset.theme).toBe("light");
 
     fireEvent.click(button);
@@ -24,7 +24,7 @@ describe("ThemeToggle", () => {
     expect(localStorage.getItem("tcplens.theme")).toBe("dark");
 
     fireEvent.click(button);
-    expect(button.textContent).toBe("Theme: system");
+    expect(button.getAttribute("aria-label")).toBe("Theme: system");
     expect(document.documentElement.dataset.theme).toBeUndefined();
     expect(localStorage.getItem("tcplens.theme")).toBeNull();
   });
@@ -32,7 +32,7 @@ describe("ThemeToggle", () => {
   it("starts from the remembered choice", () => {
     localStorage.setItem("tcplens.theme", "dark");
     render(<ThemeToggle />);
-    expect(screen.getByRole("button").textContent).toBe("Theme: dark");
+    expect(screen.getByRole("button", { name: "Theme: dark" })).toBeTruthy();
     expect(document.documentElement.dataset.theme).toBe("dark");
   });
 });
