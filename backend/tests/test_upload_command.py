@@ -124,6 +124,11 @@ def test_upload_waits_prints_findings_and_share_url(
         human.returncode == 0 and "share: http" in human.stdout and "6567 packets" in human.stdout
     )
 
+    # the lossy transfer has a high-severity loss finding
+    gate = _tcplens(client_env, "upload", str(capture), "--server", server, "--fail-on", "high")
+    assert gate.returncode == 1, gate.stdout + gate.stderr
+    assert "[high]" in gate.stdout
+
     not_capture = tmp_path / "notes.txt"
     not_capture.write_text("not a capture")
     refused = _tcplens(client_env, "upload", str(not_capture), "--server", server)

@@ -2,7 +2,8 @@
 
 For automated submissions (CI, cron): uploads each capture with the API token in
 ``TCPLENS_TOKEN``, optionally waits for the analysis (a progress line on a terminal), prints the
-top findings and a share URL. Standard library HTTP only, so the command has no extra deps.
+top findings and a share URL. Standard library HTTP only (http.client, so an early answer such as 401 or 413 is read even
+when the server stops reading the upload), so the command has no extra dependencies.
 
 Exit codes: 0 done; 1 a finding at or over ``--fail-on``; 2 usage (bad arguments, missing file,
 no token); 3 authentication or permission refused; 4 server or network trouble (try again);
@@ -12,13 +13,13 @@ no token); 3 authentication or permission refused; 4 server or network trouble (
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import sys
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
@@ -65,47 +66,72 @@ def register(subcommands: Any) -> None:
 
 class Client:
     def __init__(self, server: str, token: str) -> None:
-        self.base = server.rstrip("/") + "/api/v1"
+        parts = urllib.parse.urlsplit(server.rstrip("/"))
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ApiError(EXIT_USAGE, f"--server must be an http(s) URL, not {server!r}")
+        self.parts = parts
+        self.base = f"{parts.path}/api/v1"
         self.token = token
+
+    def _connection(self) -> http.client.HTTPConnection:
+        cls = (
+            http.client.HTTPSConnection
+            if self.parts.scheme == "https"
+            else http.client.HTTPConnection
+        )
+        return cls(self.parts.hostname or "", self.parts.port, timeout=120)
 
     def request(
         self, method: str, path: str, *, body: Any = None, headers: dict[str, str] | None = None
     ) -> tuple[int, Any]:
         all_headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
         all_headers.update(headers or {})
-        data = body
         if isinstance(body, dict):
-            data = json.dumps(body).encode()
+            body = json.dumps(body).encode()
             all_headers["Content-Type"] = "application/json"
-        request = urllib.request.Request(
-            self.base + path, data=data, method=method, headers=all_headers
-        )
+        if isinstance(body, bytes):
+            all_headers["Content-Length"] = str(len(body))
+        connection = self._connection()
         try:
-            with urllib.request.urlopen(request, timeout=120) as response:
-                raw = response.read()
-                return response.status, json.loads(raw) if raw else None
-        except urllib.error.HTTPError as error:
-            problem = _problem(error)
-            detail = problem.get("detail") or error.reason
-            if error.code in (401, 403):
-                raise ApiError(EXIT_AUTH, f"refused ({error.code}): {detail}") from error
-            if error.code in (413, 415, 422):
-                raise ApiError(EXIT_REJECTED, f"refused ({error.code}): {detail}") from error
-            if error.code == 429:
-                wait = error.headers.get("Retry-After", "?")
-                raise ApiError(EXIT_SERVER, f"rate limited; retry after {wait} s") from error
-            raise ApiError(EXIT_SERVER, f"server answered {error.code}: {detail}") from error
-        except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
-            reason = getattr(error, "reason", error)
-            raise ApiError(EXIT_SERVER, f"cannot reach {self.base}: {reason}") from error
+            connection.putrequest(method, self.base + path, skip_accept_encoding=True)
+            for name, value in all_headers.items():
+                connection.putheader(name, value)
+            connection.endheaders()
+            try:
+                if isinstance(body, bytes):
+                    connection.send(body)
+                elif body is not None:
+                    while chunk := body.read(1024 * 1024):
+                        connection.send(chunk)
+            except (BrokenPipeError, ConnectionResetError):
+                # The server answered before reading everything (401, 413, ...): its answer
+                # is still waiting to be read.
+                pass
+            response = connection.getresponse()
+            raw = response.read()
+        except (OSError, http.client.HTTPException) as error:
+            raise ApiError(EXIT_SERVER, f"cannot reach {self.parts.geturl()}: {error}") from error
+        finally:
+            connection.close()
+        if response.status >= 400:
+            _raise_for(response.status, raw, response.getheader("Retry-After"))
+        return response.status, json.loads(raw) if raw else None
 
 
-def _problem(error: urllib.error.HTTPError) -> dict[str, Any]:
+def _raise_for(status: int, raw: bytes, retry_after: str | None) -> None:
     try:
-        body = json.loads(error.read() or b"{}")
+        problem = json.loads(raw or b"{}")
     except ValueError:
-        return {}
-    return body if isinstance(body, dict) else {}
+        problem = {}
+    detail = problem.get("detail") if isinstance(problem, dict) else None
+    detail = detail or HTTPStatus(status).phrase
+    if status in (401, 403):
+        raise ApiError(EXIT_AUTH, f"refused ({status}): {detail}")
+    if status in (413, 415, 422):
+        raise ApiError(EXIT_REJECTED, f"refused ({status}): {detail}")
+    if status == 429:
+        raise ApiError(EXIT_SERVER, f"rate limited; retry after {retry_after or '?'} s")
+    raise ApiError(EXIT_SERVER, f"server answered {status}: {detail}")
 
 
 def _progress_line(name: str, capture: dict[str, Any]) -> str:
@@ -181,7 +207,11 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         print(f"tcplens upload: no such file: {', '.join(missing)}", file=sys.stderr)
         return EXIT_USAGE
-    client = Client(args.server, token)
+    try:
+        client = Client(args.server, token)
+    except ApiError as error:
+        print(f"tcplens upload: {error}", file=sys.stderr)
+        return error.exit_code
     results: list[dict[str, Any]] = []
     exit_code = EXIT_OK
     for path in paths:

@@ -140,3 +140,25 @@ def test_a_capture_whose_job_died_for_good_is_marked_failed(
     capture = actor.client.get(f"/api/v1/captures/{capture_id}").json()
     assert capture["status"] == "failed"
     assert capture["error"]["code"] == "analysis_job_failed"
+
+
+def test_findings_are_stored_in_order_with_time_lost_per_flow(client: TestClient) -> None:
+    require(LAB)
+    actor = sign_up(client)
+    capture_id = _upload(
+        actor, (LAB / "zero_window_slow_reader.pcap").read_bytes(), "slow-reader.pcap"
+    )
+    analysis.analyze(client.app.state.service, uuid.UUID(capture_id))  # type: ignore[attr-defined]
+    findings = actor.client.get(f"/api/v1/captures/{capture_id}/findings").json()
+    assert findings, "the slow reader capture has findings"
+    first = findings[0]
+    assert first["rank"] == 1
+    assert first["factor"] == "receiver_app" and first["severity"] == "high"
+    assert first["flows"] == [1] and first["title"] and first["fix"]
+    flow = actor.client.get(f"/api/v1/captures/{capture_id}/flows/1").json()
+    assert flow["limiting_factor"] == "receiver_app"
+    # a flow's time lost is the sum of the time lost of the findings naming only it
+    expected = sum(f["time_lost_s"] or 0.0 for f in findings if f["flows"] == [1])
+    assert flow["time_lost_s"] == pytest.approx(expected)
+    by_loss = actor.client.get(f"/api/v1/captures/{capture_id}/flows?sort=time_lost&order=desc")
+    assert by_loss.json()["items"][0]["id"] == 1
