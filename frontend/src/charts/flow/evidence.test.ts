@@ -75,6 +75,8 @@ describe("evidence ranges", () => {
   });
 
   it("prefers the finding's own numbers, so the label agrees with its sentence", () => {
+    const slow = { ...finding("receiver_app", [[2, 2.5]]), time_lost_s: 7.27 };
+    expect(evidenceRanges([slow], 3, data, acks)[0]?.label).toBe("receiver slow 7.27 s");
     const loss = finding("loss", [[0, 2]], [3], { retransmissions: 67 });
     expect(evidenceRanges([loss], 3, data, acks)[0]?.label).toBe("retransmissions ×67");
     const nagle = finding("nagle_delayed_ack", [[0, 1]], [3], {

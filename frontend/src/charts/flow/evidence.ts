@@ -14,6 +14,7 @@ export interface FindingEvidence {
   readonly severity: string;
   readonly factor: string | null;
   readonly title: string;
+  readonly time_lost_s?: number | null;
   readonly flows: readonly number[];
   readonly evidence: { readonly time_ranges_s?: readonly (readonly number[])[] } & Record<
     string,
@@ -64,9 +65,10 @@ export function evidenceLabel(
     }
     case "receiver_app": {
       const n = countEvents(acks, "zero_window", ranges);
-      return n > 0
-        ? `zero window ${formatDuration(total(ranges))}`
-        : `receiver slow ${formatDuration(total(ranges))}`;
+      if (n > 0) return `zero window ${formatDuration(total(ranges))}`;
+      // The ranges are a sample of the finding's time; its own total is what its sentence says.
+      const lost = finding.time_lost_s;
+      return `receiver slow ${formatDuration(typeof lost === "number" ? lost : total(ranges))}`;
     }
     case "loss": {
       const n = numberIn(e, "retransmissions") ?? countEvents(data, "retransmission", ranges);

@@ -11,6 +11,9 @@ const SEVERITY_COLORS: Readonly<Record<string, string>> = {
   info: "#868e96",
 };
 
+/** Ranges narrower than this get no edge lines (twenty thin ranges would be a barcode). */
+const EDGE_MIN_PX = 40;
+
 export function evidenceColor(severity: string): string {
   return SEVERITY_COLORS[severity] ?? "#868e96";
 }
@@ -50,7 +53,7 @@ export function EvidenceShading(props: {
               height={area.height}
               fill={color}
             />
-            {r.from >= from ? (
+            {r.from >= from && x1 - x0 >= EDGE_MIN_PX ? (
               <line
                 className="chart-evidence-edge"
                 x1={x0}
@@ -60,7 +63,7 @@ export function EvidenceShading(props: {
                 stroke={color}
               />
             ) : null}
-            {r.to <= to ? (
+            {r.to <= to && x1 - x0 >= EDGE_MIN_PX ? (
               <line
                 className="chart-evidence-edge"
                 x1={x1}

@@ -7,7 +7,6 @@ import { Legend } from "../frame/Legend";
 import { closest } from "../frame/nearest";
 import { visibleRange } from "../lod/visibleRange";
 import { formatBytesExact, formatRate } from "../numbers";
-import { minRtt } from "../rtt/kinds";
 import { ackLine } from "../tcptrace/layers";
 import { padded } from "../tcptrace/TcptraceGraph";
 import { advanceRate, niceBinWidth } from "../throughput/bins";
@@ -17,14 +16,17 @@ import { advertisedWindowLayer, bdpLayer, INFLIGHT_COLORS, inflightLayer } from 
 export function InflightGraph(props: FlowGraphProps) {
   const { data, acks, view, bounds } = props;
   const bdp = useMemo(() => {
-    const sampled = minRtt(acks.rtt);
-    const rtt = Number.isFinite(sampled) ? sampled : props.handshakeRtt;
+    // The path's round trip: the handshake's (SYN → SYN/ACK → ACK spans both sides of the capture
+    // point), else the analysis's median. Not the smallest sample: captured next to one end, an
+    // ACK of that end comes back in microseconds and says nothing about the path.
+    const rtt =
+      props.handshakeRtt > 0 ? props.handshakeRtt : (props.rttSummary?.median ?? Number.NaN);
     if (!(rtt > 0)) return null;
     // Peak goodput over bins of at least a few round trips, so one burst does not count as a rate.
     const width = Math.max(niceBinWidth(bounds.to - bounds.from, 100), rtt * 4);
     const rates = advanceRate(acks.time, ackLine(acks), bounds.from, bounds.to, width).rate;
     return bandwidthDelayProduct(peakRate(rates), rtt);
-  }, [acks, bounds.from, bounds.to, props.handshakeRtt]);
+  }, [acks, bounds.from, bounds.to, props.handshakeRtt, props.rttSummary]);
   const layers = useMemo(
     () => [advertisedWindowLayer(acks), bdpLayer(bdp), inflightLayer(data)],
     [acks, data, bdp],

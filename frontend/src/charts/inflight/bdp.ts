@@ -9,14 +9,14 @@ export interface Bdp {
 }
 
 /**
- * BDP from the best rate the flow reached and its minimum RTT (the path's propagation delay);
+ * BDP from the best rate the flow reached and the path's round-trip time;
  * null when either is unknown.
  */
-export function bandwidthDelayProduct(peakRate: number, minRtt: number): Bdp | null {
-  if (!(peakRate > 0) || !(minRtt > 0) || !Number.isFinite(peakRate) || !Number.isFinite(minRtt)) {
+export function bandwidthDelayProduct(peakRate: number, rtt: number): Bdp | null {
+  if (!(peakRate > 0) || !(rtt > 0) || !Number.isFinite(peakRate) || !Number.isFinite(rtt)) {
     return null;
   }
-  return { bytes: peakRate * minRtt, rate: peakRate, rtt: minRtt };
+  return { bytes: peakRate * rtt, rate: peakRate, rtt };
 }
 
 /** The highest finite value of `rates` (bytes/s), NaN when none. */

@@ -28,10 +28,3 @@ export const RTT_KIND_STYLES: Readonly<
     meaning: "green square: handshake round trip between the capture point and the client",
   },
 };
-
-/** The smallest RTT sample (the path's propagation delay, as tcptrace's "RTT min"); NaN when none. */
-export function minRtt(rtt: Float64Array): number {
-  let best = Number.NaN;
-  for (const r of rtt) if (r > 0 && !(r >= best)) best = r;
-  return best;
-}
