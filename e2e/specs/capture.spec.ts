@@ -32,6 +32,7 @@ test.afterAll(async () => {
 test("drop a capture, watch it analysed, read the diagnosis and the flow", async () => {
   test.setTimeout(240_000);
   await screenshot(page, "01-captures-empty");
+  await recordProgressStates(page);
   await dropFiles(page, [RWND as string]);
 
   // (Timeouts are generous: the first analysis of a run may compile the numba kernels on a busy
@@ -43,6 +44,15 @@ test("drop a capture, watch it analysed, read the diagnosis and the flow", async
   captureUrl = new URL(page.url()).pathname;
   await expect(tray.getByText("Analysis complete")).toBeVisible({ timeout: 150_000 });
   await expect(tray.getByRole("progressbar")).toHaveAttribute("aria-valuenow", "100");
+  // What the user watched: the upload's bytes first, then (as fast as this machine allows) the
+  // wait for a worker and the analysis, in that order, ending complete.
+  const states = await page.evaluate(() => (window as unknown as Progress).progressStates);
+  console.log(`progress states seen: ${states.join(" → ")}`);
+  expect(states[0]).toBe("uploading");
+  expect(states.at(-1)).toBe("done");
+  const order = ["uploading", "queued", "analysing", "done"];
+  const ranks = states.map((state) => order.indexOf(state));
+  expect(ranks).toEqual([...ranks].sort((a, b) => a - b));
 
   await expect(
     page.getByRole("heading", { level: 1, name: "rwnd_small_upload.pcap" }),
@@ -184,6 +194,30 @@ test("sort the flow table of a capture with many connections", async () => {
   await expect(page.locator(".waterfall__row")).toHaveCount(8);
   await screenshot(page, "06-flow-table-sorted");
 });
+
+interface Progress {
+  progressStates: string[];
+}
+
+/** Record every state the upload tray's progress goes through (data-state), in order. */
+async function recordProgressStates(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    const seen: string[] = [];
+    (window as unknown as Progress).progressStates = seen;
+    const note = () => {
+      for (const element of document.querySelectorAll(".upload-tray [data-state]")) {
+        const state = element.getAttribute("data-state") ?? "";
+        if (seen.at(-1) !== state) seen.push(state);
+      }
+    };
+    new MutationObserver(note).observe(document.body, {
+      subtree: true,
+      childList: true,
+      attributes: true,
+      attributeFilter: ["data-state"],
+    });
+  });
+}
 
 function bitsPerSecond(text: string): number {
   const match = /([\d.]+)\s*(bit|kbit|Mbit|Gbit)\/s/.exec(text);
