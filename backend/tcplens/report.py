@@ -6,7 +6,6 @@ so the CLI and the API can never disagree about a capture.
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -14,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 import tcplens
-from tcplens.capture.table import Capture
+from tcplens.capture.table import Capture, endpoint_text
 from tcplens.tcp.model import (
     VANTAGE_NAMES,
     TcpAnalysis,
@@ -23,19 +22,6 @@ from tcplens.tcp.model import (
 
 # (limiting_factor, factor_shares) per flow id, from the diagnosis
 FlowVerdicts = Mapping[int, tuple[str | None, Mapping[str, float]]]
-
-
-def endpoint_text(addr16: npt.NDArray[np.uint8], port: int) -> str:
-    """``ip:port`` for IPv4 (stored IPv4-mapped) and ``[ip]:port`` for IPv6.
-
-    >>> import numpy as np
-    >>> endpoint_text(np.array([0] * 10 + [255, 255, 10, 0, 0, 1], np.uint8), 443)
-    '10.0.0.1:443'
-    """
-    ip = ipaddress.IPv6Address(bytes(addr16))
-    if ip.ipv4_mapped is not None:
-        return f"{ip.ipv4_mapped}:{port}"
-    return f"[{ip.compressed}]:{port}"
 
 
 def compose_report(
@@ -146,7 +132,8 @@ def _endpoints(addr: npt.NDArray[np.uint8], port: npt.NDArray[np.uint16]) -> lis
     for key, p in zip(keys, port.tolist(), strict=True):
         text = cache.get(key)
         if text is None:
-            text = cache[key] = endpoint_text(np.frombuffer(key, np.uint8), 0).rsplit(":", 1)[0]
+            # the host part of endpoint_text (brackets kept for IPv6), port appended per row
+            text = cache[key] = endpoint_text(np.frombuffer(key, np.uint8), 0).removesuffix(":0")
         out.append(f"{text}:{p}")
     return out
 

@@ -10,6 +10,7 @@ Absent values use explicit sentinels, never a silent 0 that could be a real valu
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -128,3 +129,23 @@ class Capture:
     packets: PacketTable
     dns: DnsTable
     info: CaptureInfo
+
+
+def address_text(addr16: npt.NDArray[np.uint8]) -> str:
+    """Text of a ``src_addr``/``dst_addr`` row: dotted IPv4 for IPv4-mapped rows, else IPv6.
+
+    >>> address_text(np.array([0] * 10 + [255, 255, 10, 0, 0, 1], np.uint8))
+    '10.0.0.1'
+    """
+    ip = ipaddress.IPv6Address(bytes(addr16))
+    return str(ip.ipv4_mapped) if ip.ipv4_mapped is not None else ip.compressed
+
+
+def endpoint_text(addr16: npt.NDArray[np.uint8], port: int) -> str:
+    """``ip:port`` for IPv4 and ``[ip]:port`` for IPv6 (RFC 3986 §3.2.2 brackets).
+
+    >>> endpoint_text(np.array([0] * 15 + [1], np.uint8), 443)
+    '[::1]:443'
+    """
+    text = address_text(addr16)
+    return f"[{text}]:{port}" if ":" in text else f"{text}:{port}"

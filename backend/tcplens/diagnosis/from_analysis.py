@@ -7,12 +7,10 @@ quantity it does not find in ``TcpAnalysis`` (the sender lag) it derives here an
 
 from __future__ import annotations
 
-import ipaddress
-
 import numpy as np
 import numpy.typing as npt
 
-from tcplens.capture.table import ACK, Capture
+from tcplens.capture.table import ACK, Capture, address_text, endpoint_text
 from tcplens.diagnosis.transfer import F64, I64, B, Connection, DnsExchange, FlowFacts, Transfer
 from tcplens.tcp.model import (
     CLIENT_TO_SERVER,
@@ -28,14 +26,6 @@ from tcplens.tcp.model import (
 # cross-flow rules still see every connection): a bound on time for hostile or huge captures,
 # and the long tail of tiny flows cannot be what made a transfer slow.
 MAX_LABELLED_CONNECTIONS = 300
-
-
-def endpoint(addr16: npt.NDArray[np.uint8], port: int) -> str:
-    """``ip:port`` for IPv4 (stored IPv4-mapped) and ``[ip]:port`` for IPv6."""
-    ip = ipaddress.IPv6Address(bytes(addr16))
-    if ip.ipv4_mapped is not None:
-        return f"{ip.ipv4_mapped}:{port}"
-    return f"[{ip.compressed}]:{port}"
 
 
 def sender_lag(syn_rtt_ns: int, synack_rtt_ns: int, sender_is_client: bool) -> float | None:
@@ -111,8 +101,8 @@ def connections(analysis: TcpAnalysis, origin: int, facts: FlowFacts) -> list[Co
         out.append(
             Connection(
                 flow=int(facts.id[f]),
-                client=endpoint(facts.client_addr[f], int(facts.client_port[f])),
-                server=endpoint(facts.server_addr[f], int(facts.server_port[f])),
+                client=endpoint_text(facts.client_addr[f], int(facts.client_port[f])),
+                server=endpoint_text(facts.server_addr[f], int(facts.server_port[f])),
                 start_s=float(facts.start_s[f]),
                 end_s=float(facts.end_s[f]),
                 syn_s=maybe(float(facts.syn_s[f])),
@@ -157,11 +147,11 @@ def _transfer(
     return Transfer(
         flow=int(flows.id[f]),
         direction="client_to_server" if sender_is_client else "server_to_client",
-        sender=endpoint(
+        sender=endpoint_text(
             flows.client_addr[f] if sender_is_client else flows.server_addr[f],
             int(flows.client_port[f] if sender_is_client else flows.server_port[f]),
         ),
-        receiver=endpoint(
+        receiver=endpoint_text(
             flows.server_addr[f] if sender_is_client else flows.client_addr[f],
             int(flows.server_port[f] if sender_is_client else flows.client_port[f]),
         ),
@@ -236,7 +226,7 @@ def dns_exchanges(capture: Capture, origin_ns: int) -> list[DnsExchange]:
                 answer_frame=int(frame[i]),
                 qname=key[1],
                 qtype=int(dns.qtype[q]),
-                client=endpoint(addr, 0).rsplit(":", 1)[0].strip("[]"),
+                client=address_text(addr),
                 answers=tuple(answers[i]) if i < len(answers) else (),
                 rcode=int(dns.rcode[i]),
             )
@@ -251,7 +241,7 @@ def dns_exchanges(capture: Capture, origin_ns: int) -> list[DnsExchange]:
                 answer_frame=None,
                 qname=key[1],
                 qtype=int(dns.qtype[q]),
-                client=endpoint(addr, 0).rsplit(":", 1)[0].strip("[]"),
+                client=address_text(addr),
                 answers=(),
             )
         )

@@ -28,10 +28,10 @@ import ipaddress
 
 import numpy as np
 
+from tcplens.capture.table import address_text, endpoint_text
 from tcplens.diagnosis import wording as w
 from tcplens.diagnosis.context import Context
 from tcplens.diagnosis.finding import Evidence, Factor, Finding
-from tcplens.diagnosis.from_analysis import endpoint
 from tcplens.diagnosis.transfer import DnsExchange
 
 CODE = "dns-delay"
@@ -85,8 +85,8 @@ def detect(ctx: Context) -> list[Finding]:
     for row in candidates.tolist():
         lo, hi = int(lo_all[row]), int(hi_all[row])
         syn_s = float(syn[row])
-        client_host = endpoint(fx.client_addr[row], 0).rsplit(":", 1)[0].strip("[]")
-        server_ep = endpoint(fx.server_addr[row], int(fx.server_port[row]))
+        client_host = address_text(fx.client_addr[row])
+        server_ep = endpoint_text(fx.server_addr[row], int(fx.server_port[row]))
         server = server_ep.rsplit(":", 1)[0].strip("[]")
         related: list[tuple[DnsExchange, float]] = []
         for i in range(hi - 1, lo - 1, -1):  # newest first, to follow the chain back

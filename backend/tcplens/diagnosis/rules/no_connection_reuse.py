@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from tcplens.capture.table import address_text, endpoint_text
 from tcplens.diagnosis import wording as w
 from tcplens.diagnosis.context import Context
 from tcplens.diagnosis.finding import Evidence, Factor, Finding
-from tcplens.diagnosis.from_analysis import endpoint
 
 CODE = "no-connection-reuse"
 FACTOR: Factor = "connection_setup"
@@ -71,8 +71,8 @@ def detect(ctx: Context) -> list[Finding]:
         flows = tuple(int(i) for i in ids.tolist())
         ctx.claimed_by_setup.update(flows)
         first, last = int(members[0]), int(members[-1])
-        client = endpoint(fx.client_addr[first], 0).rsplit(":", 1)[0].strip("[]")
-        server = endpoint(fx.server_addr[first], int(fx.server_port[first]))
+        client = address_text(fx.client_addr[first])
+        server = endpoint_text(fx.server_addr[first], int(fx.server_port[first]))
         span = float(fx.end_s[last] - fx.start_s[first])
         hs = fx.handshake_rtt_s[members]
         hs = hs[~np.isnan(hs)]
