@@ -58,6 +58,9 @@ async def retry_stalled_jobs(context: procrastinate.JobContext, timestamp: int) 
         logger.warning("job %s of a stalled worker goes back in the queue", job.id)
         await manager.retry_job(job)
     await asyncio.to_thread(analysis.fail_captures_of_dead_jobs, service)
+    # This task itself runs every few seconds: forget its own finished runs after an hour so
+    # the queue table does not grow without bound (analysis jobs are kept: captures name them).
+    await manager.delete_old_jobs(nb_hours=1, queue=MAINTENANCE_QUEUE, include_failed=True)
 
 
 def register(app: procrastinate.App) -> None:

@@ -162,3 +162,42 @@ def test_findings_are_stored_in_order_with_time_lost_per_flow(client: TestClient
     assert flow["time_lost_s"] == pytest.approx(expected)
     by_loss = actor.client.get(f"/api/v1/captures/{capture_id}/flows?sort=time_lost&order=desc")
     assert by_loss.json()["items"][0]["id"] == 1
+
+
+def test_maintenance_forgets_its_own_old_runs(client: TestClient, engine: Engine) -> None:
+    import asyncio
+    from types import SimpleNamespace
+
+    from sqlalchemy import text
+
+    from tcplens.jobs import tasks
+    from tcplens.jobs.queue import MAINTENANCE_QUEUE, RETRY_STALLED_TASK, worker_app
+
+    with engine.begin() as connection:
+        old = connection.execute(
+            text(
+                "INSERT INTO procrastinate_jobs (queue_name, task_name, args, status)"
+                " VALUES (:queue, :task, '{}', 'succeeded') RETURNING id"
+            ),
+            {"queue": MAINTENANCE_QUEUE, "task": RETRY_STALLED_TASK},
+        ).scalar_one()
+        connection.execute(
+            text(
+                "INSERT INTO procrastinate_events (job_id, type, at)"
+                " VALUES (:id, 'succeeded', now() - interval '2 hours')"
+            ),
+            {"id": old},
+        )
+
+    async def run_maintenance() -> None:
+        tasks.bind(client.app.state.service)  # type: ignore[attr-defined]
+        app = worker_app(engine.url.render_as_string(hide_password=False))
+        async with app.open_async():
+            await tasks.retry_stalled_jobs(SimpleNamespace(app=app), 0)  # type: ignore[arg-type]
+
+    asyncio.run(run_maintenance())
+    with engine.connect() as connection:
+        left = connection.execute(
+            text("SELECT count(*) FROM procrastinate_jobs WHERE id = :id"), {"id": old}
+        ).scalar_one()
+    assert left == 0
