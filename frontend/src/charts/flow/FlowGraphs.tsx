@@ -47,6 +47,8 @@ export interface FlowGraphsProps {
   readonly handshakeRtt: number;
   readonly rttSummary: { readonly median: number; readonly p95: number } | null;
   readonly findings: readonly FindingEvidence[];
+  /** Rank of the finding the URL points at (`finding=`), or null. */
+  readonly highlightFinding: number | null;
   readonly onPickFrame: (frame: number) => void;
   readonly onDraw?: (milliseconds: number) => void;
 }
@@ -117,6 +119,7 @@ export function FlowGraphs(props: FlowGraphsProps) {
     props.flowId,
     state.overview[props.direction],
     state.overview[reverse],
+    props.highlightFinding,
   );
   const graphProps: FlowGraphProps = {
     data,

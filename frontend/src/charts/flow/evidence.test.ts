@@ -42,6 +42,7 @@ describe("evidence ranges", () => {
         label: "window full ×2",
         severity: "high",
         finding: 0,
+        highlighted: false,
         span: { from: 0, to: 1 },
       },
     ]);
@@ -86,6 +87,11 @@ describe("evidence ranges", () => {
     expect(evidenceRanges([nagle], 3, data, acks)[0]?.label).toBe("stall 42.3 ms × 24");
     const app = finding("application", [[0, 1]], [3], { turns: 31 });
     expect(evidenceRanges([app], 3, data, acks)[0]?.label).toBe("stop-and-wait ×31");
+  });
+
+  it("marks the finding a link pointed at", () => {
+    const ranges = evidenceRanges([finding("loss", [[0, 2]])], 3, data, acks, 0);
+    expect(ranges[0]?.highlighted).toBe(true);
   });
 
   it("ignores findings about other flows", () => {

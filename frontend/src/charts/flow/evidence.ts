@@ -102,6 +102,7 @@ export function evidenceRanges(
   flowId: number,
   data: DirectionSeries,
   acks: DirectionSeries,
+  highlight: number | null = null,
 ): EvidenceRange[] {
   const out: EvidenceRange[] = [];
   for (const finding of findings) {
@@ -120,6 +121,7 @@ export function evidenceRanges(
         to: Math.max(to, from),
         label,
         finding: finding.rank,
+        highlighted: finding.rank === highlight,
         severity: finding.severity,
         span,
       });

@@ -11,6 +11,8 @@ export interface EvidenceRange {
   readonly severity: string;
   /** The finding's rank: its ranges share one label, shown on the first range in view. */
   readonly finding: number;
+  /** The finding the link pointed at (`finding=` in the URL): drawn stronger. */
+  readonly highlighted: boolean;
   /** The span of all the finding's ranges: what clicking its label zooms to. */
   readonly span: { readonly from: number; readonly to: number };
 }

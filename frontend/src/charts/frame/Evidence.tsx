@@ -44,7 +44,11 @@ export function EvidenceShading(props: {
           lastLabelEnd = labelX + r.label.length * 6.5;
         }
         return (
-          <g key={r.key} data-evidence={r.label}>
+          <g
+            key={r.key}
+            data-evidence={r.label}
+            className={r.highlighted ? "chart-evidence-highlighted" : undefined}
+          >
             <rect
               className="chart-evidence-range"
               x={x0}

@@ -44,6 +44,8 @@ export function FlowAnalysis(props: {
   const [params, setParams] = useSearchParams();
   const flowView = readFlowView(params, busiestDirection(props.flow?.summary));
   const capturePath = `/api/v1${scopePath(props.scope)}`;
+  const findingParam = Number(params.get("finding") ?? Number.NaN);
+  const highlightFinding = Number.isInteger(findingParam) ? findingParam : null;
   // The time window follows the pointer at once, and reaches the URL when the gesture rests:
   // browsers throttle history updates (a wheel sends dozens per second).
   const [view, setView] = useState(flowView.view);
@@ -102,6 +104,7 @@ export function FlowAnalysis(props: {
         handshakeRtt={typeof rtt === "number" ? rtt / 1000 : Number.NaN}
         rttSummary={rttSummary}
         findings={props.findings}
+        highlightFinding={highlightFinding}
         onPickFrame={(frame) => change({ frame }, false)}
       />
       <PacketDetails
