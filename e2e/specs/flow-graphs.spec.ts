@@ -53,6 +53,13 @@ test("rwnd_small_upload: window-full marks as Wireshark counts them; a click ope
   await expect(page.locator(".chart-legend")).toContainText("Window full×420");
   await screenshot(page, "graphs-01-tcptrace-whole-flow");
 
+  // A link from the diagnosis names its finding (finding=<rank>, 1-based as the API ranks them): its evidence is drawn stronger.
+  await page.goto(`/captures/${id}/flows/1?graph=tcptrace&direction=client_to_server&finding=1`);
+  await expect(page.locator(".chart-evidence-highlighted").first()).toHaveAttribute(
+    "data-evidence",
+    "window full ×420",
+  );
+
   // Zoom to 0.4 s: every segment is a bar hitting the amber window line, each with its mark.
   await page.goto(
     `/captures/${id}/flows/1?graph=tcptrace&direction=client_to_server&from=5&to=5.4`,
