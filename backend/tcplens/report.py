@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 import tcplens
-from tcplens.capture.table import Capture, endpoint_text
+from tcplens.capture.table import ACK, SYN, Capture, endpoint_text
 from tcplens.tcp.model import (
     VANTAGE_NAMES,
     TcpAnalysis,
@@ -70,6 +70,7 @@ def flows_json(
     rmin, rmed, rp95 = _ms_list(rtt_min), _ms_list(rtt_med), _ms_list(rtt_p95)
     retrans = (f.retransmissions_c2s + f.retransmissions_s2c).tolist()
     vantage = [VANTAGE_NAMES[v] for v in f.vantage.tolist()]
+    timelines = timelines_json(analysis, origin_ns)
     scales = [
         {"client": None if c < 0 else c, "server": None if sv < 0 else sv}
         for c, sv in zip(
@@ -92,11 +93,12 @@ def flows_json(
         retrans,
         vantage,
         scales,
+        timelines,
         strict=True,
     )
     out = []
     # one dict per flow: output formatting, not analysis
-    for fid, cl, sv, st, du, b_cs, b_sc, pk, hs, r0, r1, r2, rt, va, ws in columns:
+    for fid, cl, sv, st, du, b_cs, b_sc, pk, hs, r0, r1, r2, rt, va, ws, tl in columns:
         factor, shares = verdicts.get(fid, (None, {}))
         out.append(
             {
@@ -114,9 +116,65 @@ def flows_json(
                 "factor_shares": dict(shares),
                 "vantage": va,
                 "window_scale": ws,
+                "timeline": tl,
             }
         )
     return out
+
+
+def timelines_json(analysis: TcpAnalysis, origin_ns: int) -> list[dict[str, Any]]:
+    """Each flow's ``timeline`` (capture-relative seconds) for the waterfall, as a browser's
+    network panel draws it: ``syn_s`` (the client's first SYN, so SYN retransmissions count as
+    connection setup), ``handshake_done_s`` (the client's ACK of the SYN/ACK), ``first_data_s``
+    / ``last_data_s`` (first and last packet carrying payload, either direction) and
+    ``idle_gaps_s`` (``tcp.model.IdleGaps``). A time is null when its packet was not captured."""
+    f, seg, gaps = analysis.flows, analysis.segments, analysis.idle_gaps
+    n = len(f)
+    # segments are sorted by (flow, direction, frame): the first SYN row of each flow is the
+    # first occurrence of its flow number among the SYN-without-ACK rows
+    syn_rows = np.flatnonzero(((seg.flags & SYN) != 0) & ((seg.flags & ACK) == 0))
+    syn_flows, first = np.unique(seg.flow[syn_rows], return_index=True)
+    syn_ns = np.full(n, -1, np.int64)
+    syn_ns[syn_flows] = seg.time_ns[syn_rows[first]]
+    data = seg.payload_len > 0
+    first_data = np.full(n, np.iinfo(np.int64).max, np.int64)
+    last_data = np.full(n, -1, np.int64)
+    np.minimum.at(first_data, seg.flow[data], seg.time_ns[data])
+    np.maximum.at(last_data, seg.flow[data], seg.time_ns[data])
+    first_data[last_data < 0] = -1
+    # gap rows grouped by flow: sort by (flow, start), then cut at each flow's first row
+    order = np.lexsort((gaps.start_ns, gaps.flow))
+    gap_flow = gaps.flow[order]
+    bounds = np.searchsorted(gap_flow, np.arange(n + 1))
+    gap_s = np.round(
+        (np.stack((gaps.start_ns[order], gaps.end_ns[order]), axis=1) - origin_ns) / 1e9, 6
+    )
+    gap_lists = gap_s.tolist()
+    cuts = bounds.tolist()
+    return [
+        {
+            "syn_s": sy,
+            "handshake_done_s": hd,
+            "first_data_s": fd,
+            "last_data_s": ld,
+            "idle_gaps_s": gap_lists[cuts[i] : cuts[i + 1]],
+        }
+        for i, (sy, hd, fd, ld) in enumerate(
+            zip(
+                _s_list(syn_ns, origin_ns),
+                _s_list(f.handshake_ack_ns, origin_ns),
+                _s_list(first_data, origin_ns),
+                _s_list(last_data, origin_ns),
+                strict=True,
+            )
+        )
+    ]
+
+
+def _s_list(ns: npt.NDArray[np.int64], origin_ns: int) -> list[float | None]:
+    """Capture-relative seconds, None where the time is unknown (negative)."""
+    s = np.round((ns - origin_ns) / 1e9, 6).tolist()
+    return [None if v < 0 else x for v, x in zip(ns.tolist(), s, strict=True)]
 
 
 def _endpoints(addr: npt.NDArray[np.uint8], port: npt.NDArray[np.uint16]) -> list[str]:

@@ -12,7 +12,7 @@ from tests.capture.shared_captures import LAB, PRACTICAL, require
 
 FLOW_KEYS = {
     "id", "client", "server", "start_s", "duration_s", "bytes", "packets", "handshake_rtt_ms",
-    "rtt_ms", "retransmissions", "limiting_factor", "factor_shares",
+    "rtt_ms", "retransmissions", "limiting_factor", "factor_shares", "timeline",
 }  # fmt: skip
 
 

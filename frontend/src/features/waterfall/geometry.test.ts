@@ -41,6 +41,29 @@ describe("connectionSegments", () => {
     ]);
   });
 
+  it("draws transfer only between the first and last data packet, minus idle gaps", () => {
+    const segments = connectionSegments({
+      flowId: 4,
+      label: "",
+      startS: 0,
+      endS: 10,
+      handshakeS: [0, 0.1],
+      dataS: [0.3, 9.5], // request sent 0.2 s after the handshake; FIN exchange after 9.5 s
+      idleS: [
+        [1, 4],
+        [5, 6],
+      ],
+    });
+    expect(segments).toEqual([
+      { kind: "handshake", startS: 0, endS: 0.1 },
+      { kind: "transfer", startS: 0.3, endS: 1 },
+      { kind: "idle", startS: 1, endS: 4 },
+      { kind: "transfer", startS: 4, endS: 5 },
+      { kind: "idle", startS: 5, endS: 6 },
+      { kind: "transfer", startS: 6, endS: 9.5 },
+    ]);
+  });
+
   it("is all transfer when nothing else is known", () => {
     expect(connectionSegments({ flowId: 3, label: "", startS: 0, endS: 0.25 })).toEqual([
       { kind: "transfer", startS: 0, endS: 0.25 },

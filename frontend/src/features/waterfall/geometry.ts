@@ -16,6 +16,11 @@ export interface ConnectionTimeline {
   dnsS?: readonly [number, number] | undefined;
   /** SYN → the client's ACK of the SYN/ACK (or SYN → SYN/ACK when that is all we know). */
   handshakeS?: readonly [number, number] | undefined;
+  /**
+   * First → last packet carrying payload: transfer is drawn only inside it. `null`: the flow
+   * carried no data (no transfer segment); `undefined`: unknown, so all after the handshake.
+   */
+  dataS?: readonly [number, number] | null | undefined;
   /** Intervals without any packet of the flow (tcp.model.IdleGaps). */
   idleS?: readonly (readonly [number, number])[] | undefined;
 }
@@ -76,17 +81,27 @@ export function connectionSegments(
       cursor = hsEnd;
     }
   }
+  // Transfer is the data range minus the idle gaps; outside it (e.g. the FIN exchange after the
+  // last data) nothing is drawn.
+  const data = timeline.dataS;
+  const dataStart = data === undefined ? startS : data === null ? endS : data[0];
+  const dataEnd = data === undefined ? endS : data === null ? startS : data[1];
+  const pushTransfer = (a: number, b: number) => {
+    const from = Math.max(a, dataStart);
+    const to = Math.min(b, dataEnd);
+    if (to > from) out.push({ kind: "transfer", startS: from, endS: to });
+  };
   const idle = [...(timeline.idleS ?? [])]
     .map(([a, b]) => [Math.max(a, cursor), Math.min(b, endS)] as const)
     .filter(([a, b]) => b > a)
     .sort((p, q) => p[0] - q[0]);
   for (const [a, b] of idle) {
     if (a < cursor) continue; // overlapping gaps: keep the first
-    if (a > cursor) out.push({ kind: "transfer", startS: cursor, endS: a });
+    pushTransfer(cursor, a);
     out.push({ kind: "idle", startS: a, endS: b });
     cursor = b;
   }
-  if (endS > cursor) out.push({ kind: "transfer", startS: cursor, endS });
+  pushTransfer(cursor, endS);
   return out;
 }
 

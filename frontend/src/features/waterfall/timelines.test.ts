@@ -84,18 +84,60 @@ describe("connectionTimelines", () => {
     ]);
   });
 
-  it("prefers the exact timeline when the flow summary carries one", () => {
+  it("takes handshake, data and idle times from the summary's timeline (report.py)", () => {
     const [timeline] = connectionTimelines(
       [
         flow(1, 1, 4, {
-          syn_s: 1,
-          handshake_done_s: 1.2,
-          idle_gaps_s: [[2, 3]],
+          handshake_rtt_ms: 90, // the timeline wins over start + RTT
           dns_s: [0.2, 0.9],
+          timeline: {
+            syn_s: 1,
+            handshake_done_s: 1.2,
+            first_data_s: 1.25,
+            last_data_s: 4.5,
+            idle_gaps_s: [[2, 3]],
+          },
         }),
       ],
       [],
     );
-    expect(timeline).toMatchObject({ dnsS: [0.2, 0.9], handshakeS: [1, 1.2], idleS: [[2, 3]] });
+    expect(timeline).toMatchObject({
+      dnsS: [0.2, 0.9],
+      handshakeS: [1, 1.2],
+      dataS: [1.25, 4.5],
+      idleS: [[2, 3]],
+    });
+    if (!timeline) throw new Error("no timeline");
+    expect(connectionSegments(timeline)).toEqual([
+      { kind: "dns", startS: 0.2, endS: 0.9 },
+      { kind: "handshake", startS: 1, endS: 1.2 },
+      { kind: "transfer", startS: 1.25, endS: 2 },
+      { kind: "idle", startS: 2, endS: 3 },
+      { kind: "transfer", startS: 3, endS: 4.5 },
+    ]);
+  });
+
+  it("draws no transfer for a flow whose timeline has no data, and guesses without a timeline", () => {
+    const [empty, old] = connectionTimelines(
+      [
+        flow(1, 1, 0.5, {
+          timeline: {
+            syn_s: 1,
+            handshake_done_s: 1.1,
+            first_data_s: null,
+            last_data_s: null,
+            idle_gaps_s: [],
+          },
+        }),
+        flow(2, 2, 1, { handshake_rtt_ms: 100, syn_s: 7, idle_gaps_s: [[2.5, 2.8]] }),
+      ],
+      [],
+    );
+    if (!empty || !old) throw new Error("no timeline");
+    expect(connectionSegments(empty)).toEqual([{ kind: "handshake", startS: 1, endS: 1.1 }]);
+    // keys outside `timeline` are not timeline data: handshake from start_s + RTT, no idle
+    expect(old.handshakeS?.[0]).toBe(2);
+    expect(old.handshakeS?.[1]).toBeCloseTo(2.1, 9);
+    expect(connectionSegments(old).map((s) => s.kind)).toEqual(["handshake", "transfer"]);
   });
 });

@@ -1,6 +1,7 @@
-// API flows and findings → connection timelines for the waterfall. The flow summary may carry
-// the exact timeline (syn_s, handshake_done_s, idle_gaps_s, dns_s); when it does not, the
-// handshake is start + handshake RTT and DNS waits come from the DNS findings' evidence.
+// API flows and findings → connection timelines for the waterfall. The flow summary's `timeline`
+// (report.py: syn_s, handshake_done_s, first_data_s, last_data_s, idle_gaps_s) gives the exact
+// times; without it (results stored before it existed) the handshake is start + handshake RTT.
+// DNS waits come from the DNS findings' evidence.
 
 import type { Finding, Flow } from "../../api/types";
 import { numberAt } from "../flow-table/fromApi";
@@ -43,21 +44,27 @@ export function connectionTimelines(
 
   return flows.map((flow) => {
     const summary = flow.summary;
+    const timeline: unknown = summary.timeline;
+    const at = (key: string) => numberAt(timeline, key);
     const startS = flow.start_s;
     const endS = flow.start_s + flow.duration_s;
-    const synS = numberAt(summary, "syn_s") ?? startS;
-    const doneS = numberAt(summary, "handshake_done_s");
+    const synS = at("syn_s") ?? startS;
+    const doneS = at("handshake_done_s");
     const rttMs = numberAt(summary, "handshake_rtt_ms");
     const handshakeS: Range | undefined =
       doneS !== null ? [synS, doneS] : rttMs !== null ? [synS, synS + rttMs / 1000] : undefined;
+    const firstDataS = at("first_data_s");
+    const lastDataS = at("last_data_s");
+    const hasTimeline = timeline !== null && typeof timeline === "object";
     return {
       flowId: flow.id,
       label: flow.server,
       startS,
       endS,
       handshakeS,
+      dataS: rangeOf([firstDataS, lastDataS]) ?? (hasTimeline ? null : undefined),
       dnsS: rangeOf(summary.dns_s) ?? dnsByFlow.get(flow.id),
-      idleS: rangesOf(summary.idle_gaps_s),
+      idleS: hasTimeline ? rangesOf((timeline as Record<string, unknown>).idle_gaps_s) : [],
     };
   });
 }

@@ -1,0 +1,68 @@
+"""The flow ``timeline`` of the report (report.py): what the SPA's waterfall draws."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+
+from tcplens.capture import read_capture
+from tcplens.report import report_for_capture
+from tests.capture.shared_captures import LAB, PRACTICAL, require
+
+
+def flows_of(path: Any) -> list[dict[str, Any]]:
+    flows: list[dict[str, Any]] = report_for_capture(read_capture(path))["flows"]
+    return flows
+
+
+def test_each_new_connection_starts_with_its_handshake() -> None:
+    """Lab no_reuse_uploads: 8 connections, each with its SYN as first packet (120 ms RTT)."""
+    require(LAB)
+    flows = flows_of(LAB / "no_reuse_uploads.pcap")
+    assert len(flows) == 8
+    for flow in flows:
+        t = flow["timeline"]
+        assert t["syn_s"] == flow["start_s"]
+        done = t["handshake_done_s"] - t["syn_s"]
+        assert done == pytest.approx(flow["handshake_rtt_ms"] / 1000, abs=0.001)
+        assert 0.119 <= done <= 0.122
+        # the upload starts after the handshake and ends before the connection does
+        assert t["handshake_done_s"] <= t["first_data_s"] < t["last_data_s"]
+        assert t["last_data_s"] <= flow["start_s"] + flow["duration_s"]
+        assert t["idle_gaps_s"] == []  # the uploads run back to back
+    # each connection's SYN follows the previous connection's last data (no reuse)
+    for before, after in itertools.pairwise(flows):
+        assert before["timeline"]["last_data_s"] < after["timeline"]["syn_s"]
+
+
+def test_idle_gap_is_where_the_diagnosis_says_the_client_waited() -> None:
+    """latency3 (Practical Packet Analysis): after the handshake the client took 1.3 s to send
+    its request; the application-delay finding and the idle gap name the same interval."""
+    require(PRACTICAL)
+    path = PRACTICAL / "latency3.pcapng"
+    report = report_for_capture(read_capture(path))
+    (flow,) = report["flows"]
+    t = flow["timeline"]
+    assert t["syn_s"] == 0.0
+    assert t["handshake_done_s"] == pytest.approx(0.038684, abs=1e-6)
+    assert t["first_data_s"] == pytest.approx(1.383707, abs=1e-6)
+    assert t["idle_gaps_s"] == [[0.038684, 1.383707]]
+    (delay,) = [f for f in report["findings"] if f["code"] == "application-delay"]
+    assert delay["evidence"]["time_ranges_s"] == t["idle_gaps_s"]
+
+
+def test_short_waits_are_not_idle_and_unseen_handshakes_are_null() -> None:
+    """Lab stop_and_wait_app waits ~8 ms between requests: below tcp's idle threshold (200 ms),
+    so no gap. tcp_zerowindowdead starts mid-connection: no SYN, no handshake time."""
+    require(LAB)
+    (flow,) = flows_of(LAB / "stop_and_wait_app.pcap")
+    assert flow["timeline"]["idle_gaps_s"] == []
+    assert flow["timeline"]["first_data_s"] == pytest.approx(0.026256, abs=1e-6)
+    require(PRACTICAL)
+    (flow,) = flows_of(PRACTICAL / "tcp_zerowindowdead.pcapng")
+    t = flow["timeline"]
+    assert t["syn_s"] is None and t["handshake_done_s"] is None
+    assert len(t["idle_gaps_s"]) == 3
+    assert t["idle_gaps_s"][-1][1] == pytest.approx(23.731506, abs=1e-6)
