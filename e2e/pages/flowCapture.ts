@@ -76,6 +76,20 @@ export function oracleCount(capture: string, stream: number, flag: string): numb
 }
 
 /** Rows of one direction of a flow that carry an event, as the series endpoint reports them. */
+/** Rows of a flow direction's series that re-send data (the `resent` column): what the graphs mark. */
+export async function seriesResentCount(
+  request: APIRequestContext,
+  captureId: string,
+  flowId: number,
+  direction: string,
+): Promise<number> {
+  const response = await request.get(
+    `/api/v1/captures/${captureId}/flows/${flowId}/series?direction=${direction}&max_points=100000`,
+  );
+  const body = (await response.json()) as { columns: { resent: number[] } };
+  return body.columns.resent.filter((r) => r === 1).length;
+}
+
 export async function seriesEventCount(
   request: APIRequestContext,
   captureId: string,

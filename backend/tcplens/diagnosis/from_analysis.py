@@ -8,19 +8,16 @@ quantity it does not find in ``TcpAnalysis`` (the sender lag) it derives here an
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
 from tcplens.capture.table import ACK, Capture, address_text, endpoint_text
-from tcplens.diagnosis.transfer import F64, I64, B, Connection, DnsExchange, FlowFacts, Transfer
+from tcplens.diagnosis.transfer import F64, I64, Connection, DnsExchange, FlowFacts, Transfer
 from tcplens.tcp.model import (
     CLIENT_TO_SERVER,
-    KEEP_ALIVE,
-    RETRANSMISSION,
     RTT_DATA_ACK,
     RTT_TIMESTAMP,
-    ZERO_WINDOW_PROBE,
     TcpAnalysis,
 )
+from tcplens.tcp.resent import resent
 
 # Above this many connections with data, only the largest are labelled period by period (the
 # cross-flow rules still see every connection): a bound on time for hostile or huge captures,
@@ -162,6 +159,7 @@ def _transfer(
         frame=seg.frame[data].astype(np.int64),
         seq=seg.seq[data],
         seq_end=seg.seq[data] + payload,
+        # The one retransmission definition tcplens shows (flow JSON, graphs): tcp.resent.
         retransmission=resent(seg.seq[data], payload, seg.events[data]),
         ack_t=(seg.time_ns[acks] - origin) / 1e9,
         ack_frame=seg.frame[acks].astype(np.int64),
@@ -177,21 +175,6 @@ def _transfer(
         zero_frames=np.stack((zw.start_frame[zsel], zw.end_frame[zsel]), axis=1).astype(np.int64),
         zero_reopened=zw.reopened[zsel].astype(np.bool_),
     )
-
-
-def resent(seq: I64, payload: I64, events: npt.NDArray[np.uint32]) -> B:
-    """Data segments that carry sequence space already sent: retransmissions.
-
-    Wireshark labels many retransmissions ``out_of_order`` instead (when the original left less
-    than an RTT earlier, as in SACK recovery seen at the sender: 63 of the 67 in lossy_download),
-    so the diagnosis counts re-sent sequence space itself. Keep-alives and zero-window probes
-    re-send a byte by design and are not losses.
-    """
-    prior = np.concatenate(([np.iinfo(np.int64).min], np.maximum.accumulate(seq + payload)[:-1]))
-    probe = (events & (KEEP_ALIVE | ZERO_WINDOW_PROBE)) != 0
-    flagged = (events & RETRANSMISSION) != 0
-    out: B = ((seq < prior) | flagged) & ~probe
-    return out
 
 
 def dns_exchanges(capture: Capture, origin_ns: int) -> list[DnsExchange]:

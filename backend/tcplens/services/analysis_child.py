@@ -21,6 +21,7 @@ from tcplens.capture.table import Capture
 from tcplens.report import analyse_capture
 from tcplens.storage.series import encode_series
 from tcplens.tcp.model import TcpAnalysis
+from tcplens.tcp.resent import resent_segments
 
 
 def write_series(capture: Capture, analysis: TcpAnalysis, out_dir: Path) -> None:
@@ -84,6 +85,9 @@ def graph_columns(analysis: TcpAnalysis) -> dict[str, npt.NDArray[Any]]:
         rtt_s[rows] = found_rtt / 1e9
         rtt_kind[rows] = found_kind
     return {
+        # Every data segment that re-sends sequence space: what the graphs mark as retransmissions,
+        # the same count as the flow's ``retransmissions`` (tcp/resent.py), 1/0.
+        "resent": resent_segments(seg).astype(np.uint8),
         "sack_count": seg.sack_count,
         "sack_left_0": sack_left,
         "sack_right_0": sack_right,

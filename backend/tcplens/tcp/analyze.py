@@ -11,12 +11,12 @@ from tcplens.capture.table import FIN, RST, PacketTable
 from tcplens.tcp.flows import assign_flows
 from tcplens.tcp.grouping import group_reduce
 from tcplens.tcp.model import (
-    RETRANSMISSION,
     Flows,
     RttSamples,
     Segments,
     TcpAnalysis,
 )
+from tcplens.tcp.resent import resent_segments
 from tcplens.tcp.rtt import rtt_samples, rtt_stats
 from tcplens.tcp.segments import Handshake, build_segments
 from tcplens.tcp.vantage import infer_vantage
@@ -76,7 +76,7 @@ def _flows(
     hi = group_reduce(key[data], seg.seq[data] + seg.payload_len[data], 2 * n, np.maximum, 0)
     lo = group_reduce(key[data], seg.seq[data], 2 * n, np.minimum, 0)
     unique_bytes = hi - lo
-    retrans = np.bincount(key[(seg.events & RETRANSMISSION) != 0], minlength=2 * n)
+    retrans = np.bincount(key[resent_segments(seg)], minlength=2 * n)
     fin = np.bincount(seg.flow[(seg.flags & FIN) != 0], minlength=n) > 0
     rst = np.bincount(seg.flow[(seg.flags & RST) != 0], minlength=n) > 0
     ts_dir = np.bincount(key[seg.has_ts], minlength=2 * n) > 0

@@ -129,7 +129,7 @@ class Flows:
     packets_s2c: I64
     bytes_c2s: I64  # unique TCP payload bytes (highest end - lowest start), client → server
     bytes_s2c: I64
-    retransmissions_c2s: I64  # segments flagged ``retransmission``
+    retransmissions_c2s: I64  # data segments re-sending sequence space (tcp.resent)
     retransmissions_s2c: I64
     syn_ns: I64  # last SYN before the SYN/ACK (the one the server answered), -1 if not seen
     synack_ns: I64  # first SYN/ACK, -1 if not seen

@@ -7,7 +7,13 @@ import numpy as np
 from tcplens.capture import read_capture
 from tcplens.report import analyse_capture
 from tcplens.services.analysis_child import graph_columns
-from tcplens.tcp.model import RTT_DATA_ACK, RTT_TIMESTAMP, TcpAnalysis
+from tcplens.tcp.model import (
+    RETRANSMISSION,
+    RTT_DATA_ACK,
+    RTT_TIMESTAMP,
+    SERVER_TO_CLIENT,
+    TcpAnalysis,
+)
 from tests.capture.shared_captures import LAB, require
 
 
@@ -42,3 +48,13 @@ def test_first_sack_block_of_the_receivers_duplicate_acks() -> None:
     # SACK blocks lie above the cumulative ACK they come with (RFC 2018 §3).
     assert (columns["sack_left_0"][with_blocks] > seg.ack[with_blocks]).all()
     assert (columns["sack_right_0"][with_blocks] > columns["sack_left_0"][with_blocks]).all()
+
+
+def test_resent_column_counts_what_the_flow_reports() -> None:
+    analysis = _analysis("lossy_download.pcap")
+    columns = graph_columns(analysis)
+    seg = analysis.segments
+    # 67 re-sent segments, all from the server; Wireshark flags only 4 of them `retransmission`.
+    assert int(columns["resent"].sum()) == 67 == int(analysis.flows.retransmissions_s2c[0])
+    assert int(((seg.events & RETRANSMISSION) != 0).sum()) == 4
+    assert (seg.direction[columns["resent"] == 1] == SERVER_TO_CLIENT).all()

@@ -26,6 +26,13 @@ export interface DirectionSeries {
   readonly window: Float64Array;
   readonly flags: Uint16Array;
   readonly events: Uint32Array;
+  /**
+   * 1 where a data segment re-sends sequence space already sent: the retransmissions the graphs
+   * mark and count (the backend's tcp/resent.py, the same number as the flow's `retransmissions`).
+   * Wireshark's `retransmission` event misses most of them at a sender-side capture, where it calls
+   * them `out_of_order`. From the `events` bit when the server sent no `resent` column.
+   */
+  readonly resent: Uint8Array;
   /** Unacknowledged bytes after this data segment; NaN for non-data or unmeasurable. */
   readonly bytesInFlight: Float64Array;
   /** Cumulative payload bytes sent up to this row, retransmissions included; NaN when not sent. */
@@ -81,6 +88,8 @@ export function seriesFromColumns(direction: Direction, response: SeriesResponse
   const n = c.time_s?.length ?? 0;
   const sackLeft: Float64Array[] = [];
   const sackRight: Float64Array[] = [];
+  const events = ints((k) => new Uint32Array(k), c.events, n);
+  const eventBits = eventBitsFrom(response.event_kinds);
   for (let k = 0; k < SACK_BLOCKS; k++) {
     sackLeft.push(floats(c[`sack_left_${k}`] ?? (k === 0 ? c.sack_left : undefined), n));
     sackRight.push(floats(c[`sack_right_${k}`] ?? (k === 0 ? c.sack_right : undefined), n));
@@ -95,7 +104,10 @@ export function seriesFromColumns(direction: Direction, response: SeriesResponse
     ack: floats(c.ack, n),
     window: floats(c.window, n),
     flags: ints((k) => new Uint16Array(k), c.flags, n),
-    events: ints((k) => new Uint32Array(k), c.events, n),
+    events,
+    resent: c.resent
+      ? ints((k) => new Uint8Array(k), c.resent, n)
+      : Uint8Array.from(events, (e) => ((e & eventBits.retransmission) !== 0 ? 1 : 0)),
     bytesInFlight: floats(c.bytes_in_flight, n, -1),
     bytesSent: floats(c.bytes_sent, n),
     sackCount: ints((k) => new Uint8Array(k), c.sack_count, n),
@@ -103,7 +115,7 @@ export function seriesFromColumns(direction: Direction, response: SeriesResponse
     sackRight,
     rtt: floats(c.rtt_s, n),
     rttKind: Int8Array.from({ length: n }, (_, i) => c.rtt_kind?.[i] ?? -1),
-    eventBits: eventBitsFrom(response.event_kinds),
+    eventBits,
     pointsInRange: response.points_in_range ?? n,
     reduced: response.reduced ?? false,
   };

@@ -60,7 +60,7 @@ export function StevensGraph(props: FlowGraphProps) {
           }
           const i = closest(candidates, px, py);
           if (i === null) return null;
-          const again = ((data.events[i] as number) & data.eventBits.retransmission) !== 0;
+          const again = data.resent[i] === 1;
           return {
             time: data.time[i] as number,
             value: data.seq[i] as number,

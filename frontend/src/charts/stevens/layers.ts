@@ -10,8 +10,7 @@ export const STEVENS_COLORS = { data: "#1c64d6", retransmission: "#d62728" } as 
 
 export function stevensLayer(data: DirectionSeries): CanvasLayer {
   const isData = (i: number) => (data.payloadLen[i] as number) > 0;
-  const again = (i: number) =>
-    isData(i) && ((data.events[i] as number) & data.eventBits.retransmission) !== 0;
+  const again = (i: number) => isData(i) && data.resent[i] === 1;
   return {
     id: "stevens",
     draw(ctx, area) {

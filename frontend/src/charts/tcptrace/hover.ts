@@ -62,7 +62,7 @@ export function tcptraceHover(
   if (best >= 0) {
     const seq = data.seq[best] as number;
     const len = data.payloadLen[best] as number;
-    const again = ((data.events[best] as number) & data.eventBits.retransmission) !== 0;
+    const again = data.resent[best] === 1;
     return {
       time: data.time[best] as number,
       value: seq + len,

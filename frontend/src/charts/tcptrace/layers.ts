@@ -98,8 +98,7 @@ export function sackLayer(acks: DirectionSeries): CanvasLayer {
 
 /** Data segments as vertical bars from seq to seq + len; retransmissions drawn after, in red. */
 export function segmentsLayer(data: DirectionSeries): CanvasLayer {
-  const retransmitted = data.eventBits.retransmission;
-  const isRetransmission = (i: number) => ((data.events[i] as number) & retransmitted) !== 0;
+  const isRetransmission = (i: number) => data.resent[i] === 1;
   const isOriginal = (i: number) => !isRetransmission(i);
   return {
     id: "segments",

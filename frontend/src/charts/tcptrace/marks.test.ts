@@ -98,4 +98,27 @@ describe("distinct marks", () => {
     expect(distinctMarks(run, area(10)).length).toBeLessThan(10);
     expect(distinctMarks(run, area(0.1))).toHaveLength(100);
   });
+
+  it("marks every re-sent segment from the `resent` column, once, even where Wireshark says out-of-order", () => {
+    // out_of_order = 8: Wireshark's label for a quick re-send seen at the sender.
+    const resent = seriesFromColumns("client_to_server", {
+      columns: {
+        time_s: [0, 0.1, 0.2, 0.3],
+        frame: [1, 2, 3, 4],
+        seq: [1, 1449, 1, 2897],
+        payload_len: [1448, 1448, 1448, 1448],
+        events: [0, 0, 8, 8],
+        resent: [0, 0, 1, 0],
+      },
+    });
+    const byKind = (kind: string) =>
+      tcptraceMarks(resent, acks)
+        .filter((m) => m.kind === kind)
+        .map((m) => m.frame);
+    expect(byKind("retransmission")).toEqual([3]);
+    expect(byKind("out_of_order")).toEqual([4]);
+    expect(Array.from(resent.resent)).toEqual([0, 0, 1, 0]);
+    // Without the column, Wireshark's flag stands in.
+    expect(Array.from(data.resent)).toEqual([0, 0, 0, 1, 0]);
+  });
 });

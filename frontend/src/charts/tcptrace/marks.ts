@@ -103,8 +103,15 @@ const ACK_EVENT_KINDS = ["zero_window", "duplicate_ack"] as const;
 export function tcptraceMarks(data: DirectionSeries, acks: DirectionSeries): Mark[] {
   const marks: Mark[] = [];
   const dataEvents = DATA_EVENT_KINDS.reduce((mask, kind) => mask | data.eventBits[kind], 0);
+  const { retransmission, out_of_order: outOfOrder } = data.eventBits;
   for (let i = 0; i < data.length; i++) {
-    const events = (data.events[i] as number) & dataEvents;
+    // Retransmission marks follow `resent` (every re-sent segment, the count the flow and the
+    // findings give), not Wireshark's flag; a re-sent segment Wireshark calls out-of-order is
+    // marked once, as the retransmission it is.
+    const events =
+      data.resent[i] === 1
+        ? ((data.events[i] as number) & dataEvents & ~outOfOrder) | retransmission
+        : (data.events[i] as number) & dataEvents & ~retransmission;
     const flags = (data.flags[i] as number) & (TCP_SYN | TCP_FIN | TCP_RST);
     if (events === 0 && flags === 0) continue; // most rows: nothing to mark, nothing allocated
     const seq = data.seq[i] as number;
