@@ -80,13 +80,12 @@ def _flows(
     fin = np.bincount(seg.flow[(seg.flags & FIN) != 0], minlength=n) > 0
     rst = np.bincount(seg.flow[(seg.flags & RST) != 0], minlength=n) > 0
     ts_dir = np.bincount(key[seg.has_ts], minlength=2 * n) > 0
-    rtt_min, rtt_median, rtt_p95 = rtt_stats(rtt, n)
-
     syn_ns = np.where(hs.syn >= 0, t[hs.syn], -1)
     synack_ns = np.where(hs.synack >= 0, t[hs.synack], -1)
     ack_ns = np.where(hs.ack >= 0, t[hs.ack], -1)
     syn_rtt = np.where((syn_ns >= 0) & (synack_ns >= syn_ns), synack_ns - syn_ns, -1)
     synack_rtt = np.where((synack_ns >= 0) & (ack_ns >= synack_ns), ack_ns - synack_ns, -1)
+    rtt_min, rtt_median, rtt_p95 = rtt_stats(rtt, n, syn_rtt, synack_rtt)
 
     client_row = fa.client_row  # a packet the client sent: its source is the client
     return Flows(

@@ -136,7 +136,9 @@ class Flows:
     handshake_ack_ns: I64  # the client's first ACK after the SYN/ACK, -1 if not seen
     handshake_syn_rtt_ns: I64  # SYN → SYN/ACK, -1 if not measurable (RTT_HANDSHAKE_SYN)
     handshake_synack_rtt_ns: I64  # SYN/ACK → ACK, -1 if not measurable (RTT_HANDSHAKE_SYNACK)
-    rtt_min_ns: I64  # of the flow's data → ACK samples (both directions), -1 without samples
+    # The path's round trip (client → server → client) from the bulk direction's data → ACK
+    # samples plus the capture point's round trip to that sender (tcp.rtt.rtt_stats); -1 without
+    rtt_min_ns: I64
     rtt_median_ns: I64
     rtt_p95_ns: I64  # nearest rank
     # Shift applied to the windows each side advertises (RFC 7323 §2): 0..14 when the handshake

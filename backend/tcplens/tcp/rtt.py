@@ -118,24 +118,50 @@ def _handshake(hs: Handshake) -> _Part:
     return kind, ack_rows, sent_rows
 
 
-def rtt_stats(rtt: RttSamples, n_flows: int) -> tuple[I64, I64, I64]:
-    """Per flow min, median and p95 (nearest rank) of the data → ACK samples; -1 without any.
+def rtt_stats(
+    rtt: RttSamples, n_flows: int, syn_rtt_ns: I64, synack_rtt_ns: I64
+) -> tuple[I64, I64, I64]:
+    """Per flow min, median and p95 (nearest rank) of the *path* round-trip time; -1 without any.
 
-    One sort of ``flow << 40 | rtt`` (RTTs are below 2**40 ns, about 18 minutes) serves every
-    flow at once.
+    The path RTT is end to end: client → server → client, wherever the capture sat. A data → ACK
+    sample only times the part beyond the capture point towards the data's receiver, so at a
+    capture near the receiver it is the receiver's own ACK turnaround (tens of µs), not the
+    path. So each flow is summarised from the data → ACK samples of one direction, the one with
+    the most samples (the bulk of the data), each plus the round trip from the capture point
+    back to that direction's sender: the handshake half on the sender's side (SYN/ACK → ACK
+    for the client's data, SYN → SYN/ACK for the server's; about 0 at a sender-side capture and
+    what completes a mid-path one). Without a handshake that half is the smallest data → ACK
+    sample of the other direction (it times the same stretch), else 0.
+
+    One sort of ``(flow, direction) << 40 | rtt`` (RTTs are below 2**40 ns, about 18 minutes)
+    serves every flow at once.
     """
     sel = np.flatnonzero(rtt.kind == RTT_DATA_ACK)
-    flow = rtt.flow[sel].astype(np.int64)
+    key = rtt.flow[sel].astype(np.int64) * 2 + rtt.direction[sel]
     val = np.minimum(rtt.rtt_ns[sel], (1 << 40) - 1)
-    ordered = np.sort((flow << 40) | val)
-    val = ordered & ((1 << 40) - 1)
-    counts = np.bincount(flow, minlength=n_flows)
-    first = np.zeros(n_flows, dtype=np.int64)
-    np.cumsum(counts[:-1], out=first[1:])
-    has = counts > 0
-    c = counts[has]
     out = [np.full(n_flows, -1, dtype=np.int64) for _ in range(3)]
-    out[0][has] = val[first[has]]
-    out[1][has] = val[first[has] + (c - 1) // 2]
-    out[2][has] = val[first[has] + np.ceil(0.95 * c).astype(np.int64) - 1]
+    if val.size == 0:
+        return out[0], out[1], out[2]
+    if 2 * n_flows < 1 << 23:
+        ordered = np.sort((key << 40) | val)
+        val = ordered & ((1 << 40) - 1)
+    else:  # too many flows to pack the key beside the value
+        val = val[np.lexsort((val, key))]
+    # Each (flow, direction) is now a sorted run: its first value is its minimum.
+    per_dir = np.bincount(key, minlength=2 * n_flows)
+    first_dir = np.zeros(2 * n_flows, dtype=np.int64)
+    np.cumsum(per_dir[:-1], out=first_dir[1:])
+    f = np.arange(n_flows)
+    bulk = (per_dir[1::2] > per_dir[0::2]).astype(np.int64)  # client → server on a tie
+    other = 2 * f + 1 - bulk
+    other_min = np.where(per_dir[other] > 0, val[np.minimum(first_dir[other], val.size - 1)], 0)
+    handshake_half = np.where(bulk == 0, synack_rtt_ns, syn_rtt_ns)
+    half = np.where(handshake_half >= 0, handshake_half, other_min)
+    c = per_dir[2 * f + bulk]
+    first = first_dir[2 * f + bulk]
+    has = c > 0
+    c, first, half = c[has], first[has], half[has]
+    out[0][has] = val[first] + half
+    out[1][has] = val[first + (c - 1) // 2] + half
+    out[2][has] = val[first + np.ceil(0.95 * c).astype(np.int64) - 1] + half
     return out[0], out[1], out[2]
