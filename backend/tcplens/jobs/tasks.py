@@ -24,7 +24,9 @@ from tcplens.services.context import ServiceContext
 
 logger = logging.getLogger(__name__)
 
-STALLED_CHECK_CRON = "*/5 * * * * *"  # every 5 s (croniter's sixth field is seconds)
+# Every 5 s. croniter's sixth field is the seconds: "*/5 * * * * *" would mean "every second of
+# minutes 0, 5, 10, ..." and leave a dead worker's job stalled for up to five minutes.
+STALLED_CHECK_CRON = "* * * * * */5"
 
 _context: ServiceContext | None = None
 
