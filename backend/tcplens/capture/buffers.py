@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import mmap
+from abc import ABC, abstractmethod
 from typing import BinaryIO
 
 import numpy as np
@@ -22,7 +23,7 @@ STREAM_BUFFER = 8 << 20  # bytes read from a stream at a time
 MAX_HELD = 16 << 20  # the largest single block held whole (packets are ≤ 256 KiB + options)
 
 
-class CaptureBuffer:
+class CaptureBuffer(ABC):
     """``buf[:fill]`` holds the bytes from stream offset ``base``; ``eof``: nothing follows."""
 
     buf: U8
@@ -31,15 +32,15 @@ class CaptureBuffer:
     eof: bool = False
     compression: str | None = None
 
+    @abstractmethod
     def advance(self, pos: int, needed: int) -> None:
         """Make ``buf`` start at the current ``buf[pos]`` and hold ≥ ``needed`` bytes if any."""
-        raise NotImplementedError
 
+    @abstractmethod
     def skip(self, pos: int, length: int) -> bool:
         """Continue after ``length`` bytes from ``pos``; False if the data ends before that."""
-        raise NotImplementedError
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (optional: a stream buffer holds nothing to release)
         """Release the file mapping or the buffer."""
 
     @property
