@@ -50,6 +50,17 @@ class Context:
             self._factor_times[factor] = self._factor_time(factor)
         return self._factor_times[factor]
 
+    def flows_held_by(self, factor: Factor, min_share: float) -> list[int]:
+        """Flows that ``factor`` held for at least ``min_share`` of their own duration, the most
+        held first: a rule reports a factor only where it mattered to that flow."""
+        ft = self.factor_time(factor)
+        return [
+            f
+            for f in ft.flows
+            if ft.seconds[f]
+            >= min_share * max(self.by_flow[f].end_s - self.by_flow[f].start_s, 1e-9)
+        ]
+
     def _factor_time(self, factor: Factor) -> FactorTime:
         sp = self.spans.take(self.spans.of(factor))
         if sp.flow.size == 0:

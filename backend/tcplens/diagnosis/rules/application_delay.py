@@ -36,12 +36,7 @@ MIN_SHARE = 0.2
 def detect(ctx: Context) -> list[Finding]:
     ft = ctx.factor_time(FACTOR)
     taken = {f for f in ft.flows if f in ctx.stop_and_wait_flows}
-    flows = [
-        f
-        for f in ft.flows
-        if f not in taken
-        and ft.seconds[f] >= MIN_SHARE * max(ctx.by_flow[f].end_s - ctx.by_flow[f].start_s, 1e-9)
-    ]
+    flows = [f for f in ctx.flows_held_by(FACTOR, MIN_SHARE) if f not in taken]
     if not flows:
         return []
     worst = flows[0]

@@ -42,11 +42,7 @@ MIN_SHARE = 0.1
 
 def detect(ctx: Context) -> list[Finding]:
     ft = ctx.factor_time(FACTOR)
-    flows = [
-        f
-        for f in ft.flows
-        if ft.seconds[f] >= MIN_SHARE * max(ctx.by_flow[f].end_s - ctx.by_flow[f].start_s, 1e-9)
-    ]
+    flows = ctx.flows_held_by(FACTOR, MIN_SHARE)
     if not flows:
         return []
     worst = flows[0]
