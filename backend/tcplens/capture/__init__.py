@@ -7,6 +7,7 @@ kernels load on the first ``read_capture``.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, BinaryIO
 
 from tcplens.capture.compression import DEFAULT_MAX_BYTES, sniff_format
@@ -25,15 +26,19 @@ if TYPE_CHECKING:
 
 
 def read_capture(
-    source: str | os.PathLike[str] | BinaryIO, *, max_bytes: int | None = DEFAULT_MAX_BYTES
+    source: str | os.PathLike[str] | BinaryIO,
+    *,
+    max_bytes: int | None = DEFAULT_MAX_BYTES,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Capture:
     """Read a pcap or pcapng capture (optionally gzip- or zstd-compressed) into columns.
 
-    See ``tcplens.capture.reader.read_capture``; this wrapper keeps numba out of the import.
+    ``progress(bytes_done, bytes_total)``: see ``tcplens.capture.progress``. See
+    ``tcplens.capture.reader.read_capture``; this wrapper keeps numba out of the import.
     """
     from tcplens.capture.reader import read_capture as read
 
-    return read(source, max_bytes=max_bytes)
+    return read(source, max_bytes=max_bytes, progress=progress)
 
 
 __all__ = [

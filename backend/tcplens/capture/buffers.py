@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import mmap
 from abc import ABC, abstractmethod
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 import numpy as np
 
@@ -31,6 +31,7 @@ class CaptureBuffer(ABC):
     base: int = 0
     eof: bool = False
     compression: str | None = None
+    source_size: int = 0  # bytes of the source as the caller has it (compressed); 0: not known
 
     @abstractmethod
     def advance(self, pos: int, needed: int) -> None:
@@ -48,10 +49,20 @@ class CaptureBuffer(ABC):
         """Why the bytes ended early (a cut or corrupt compressed stream), if they did."""
         return None
 
+    def source_done(self, pos: int) -> int:
+        """Bytes of the source (compressed, if it is) behind ``buf[pos]``, for progress."""
+        return self.base + pos
+
+
+class Consumed(Protocol):
+    """A raw stream that counts the bytes taken from it (``source._Prefixed``)."""
+
+    consumed: int
+
 
 class MappedBuffer(CaptureBuffer):
     def __init__(self, file: BinaryIO, size: int) -> None:
-        self.size = size
+        self.size = self.source_size = size
         self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
         self.whole: U8 = np.frombuffer(self._map, np.uint8)
         self._released = 0  # pages before this offset were dropped from the process
@@ -96,15 +107,23 @@ class MappedBuffer(CaptureBuffer):
 
 
 class StreamBuffer(CaptureBuffer):
-    def __init__(self, stream: BoundedStream) -> None:
+    def __init__(self, stream: BoundedStream, source: Consumed, source_size: int = 0) -> None:
         self.stream = stream
         self.compression = stream.compression
+        self.source_size = source_size
+        self._source = source
         self.buf = np.empty(STREAM_BUFFER, np.uint8)
         self._read()
 
     @property
     def problem(self) -> str | None:
         return self.stream.problem
+
+    def source_done(self, pos: int) -> int:
+        if self.compression is None:
+            return self.base + pos
+        # the decompressor's input runs ahead of its output by at most one read
+        return self._source.consumed
 
     def _read(self) -> None:
         want = self.buf.shape[0] - self.fill

@@ -23,6 +23,7 @@ from tcplens.capture.errors import CompressionError, MalformedCaptureError, NotA
 from tcplens.capture.link import DECODED_LINK_TYPES
 from tcplens.capture.pcap import FILE_HEADER_LEN, PcapWalker, parse_file_header
 from tcplens.capture.pcapng import PcapngWalker
+from tcplens.capture.progress import ProgressCallback, ReadProgress
 from tcplens.capture.records import (
     BAD_REASONS,
     STOP_BAD,
@@ -46,12 +47,17 @@ Columns = dict[str, Any]
 
 
 def read_capture(
-    source: str | os.PathLike[str] | BinaryIO, *, max_bytes: int | None = DEFAULT_MAX_BYTES
+    source: str | os.PathLike[str] | BinaryIO,
+    *,
+    max_bytes: int | None = DEFAULT_MAX_BYTES,
+    progress: ProgressCallback | None = None,
 ) -> Capture:
     """Read a pcap or pcapng capture (optionally gzip- or zstd-compressed) into columns.
 
     Raises a ``CaptureError`` (with a stable ``code``) for anything that is not a readable
     capture; a capture cut short is read up to the cut, with ``info.truncated`` and a warning.
+    ``progress(bytes_done, bytes_total)`` is called now and then while reading (see
+    ``capture.progress``); an exception it raises stops the read and propagates.
     """
     with open_capture(source, max_bytes) as buffer:
         head = bytes(buffer.buf[: min(buffer.fill, FILE_HEADER_LEN)])
@@ -66,9 +72,10 @@ def read_capture(
             raise NotACaptureError(
                 f"The {buffer.compression} file does not contain a pcap or pcapng capture."
             )
-        reading = _Reading(buffer, walker)
+        reading = _Reading(buffer, walker, ReadProgress(progress, buffer.source_size))
         packets = reading.run()
         dns = reading.dns.table()
+        reading.progress.finish(buffer.source_done(buffer.fill))
     _warn_unsupported_links(packets, reading.warnings)
     ts = packets.ts_ns
     info = CaptureInfo(
@@ -88,9 +95,10 @@ def read_capture(
 class _Reading:
     """One read of one capture: the loop over windows and what it found."""
 
-    def __init__(self, buffer: CaptureBuffer, walker: Walker) -> None:
+    def __init__(self, buffer: CaptureBuffer, walker: Walker, progress: ReadProgress) -> None:
         self.buffer = buffer
         self.walker = walker
+        self.progress = progress
         self.rows = 0
         self.truncated = False
         self.warnings: list[str] = []
@@ -117,6 +125,7 @@ class _Reading:
             self._decode(columns, data_offset, n)
             self.comments += walker.take_comments(buffer.buf, self.rows + 1)
             self.rows += n
+            self.progress.update(buffer.source_done(pos))
             if stop == STOP_FULL:
                 if n == 0:  # the count and the walk disagree: keep what we have
                     break

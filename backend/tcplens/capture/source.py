@@ -20,6 +20,7 @@ class _Prefixed(io.RawIOBase):
     def __init__(self, head: bytes, rest: BinaryIO) -> None:
         self._head = head
         self._rest = rest
+        self.consumed = 0  # bytes given out, the head included: how far into the source we are
 
     def readable(self) -> bool:
         return True
@@ -29,13 +30,17 @@ class _Prefixed(io.RawIOBase):
             k = min(len(buffer), len(self._head))
             buffer[:k] = self._head[:k]
             self._head = self._head[k:]
+            self.consumed += k
             return k
         readinto = getattr(self._rest, "readinto", None)
         if readinto is not None:
-            return int(readinto(buffer) or 0)
-        data = self._rest.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
+            got = int(readinto(buffer) or 0)
+        else:
+            data = self._rest.read(len(buffer))
+            got = len(data)
+            buffer[:got] = data
+        self.consumed += got
+        return got
 
 
 def _read_head(stream: BinaryIO) -> bytes:
@@ -67,7 +72,7 @@ def open_capture(
     is read from where it is and left open.
     """
     if not isinstance(source, str | os.PathLike):
-        yield _streamed(source, max_bytes)
+        yield _streamed(source, max_bytes, None, _remaining_size(source))
         return
     try:
         file: BinaryIO = open(source, "rb", buffering=0)  # noqa: SIM115 (closed below)
@@ -88,18 +93,35 @@ def open_capture(
             finally:
                 mapped.close()
         else:
-            yield _streamed(file, max_bytes, head)
+            size = info.st_size if stat.S_ISREG(info.st_mode) else 0
+            yield _streamed(file, max_bytes, head, size)
     finally:
         file.close()
 
 
-def _streamed(stream: BinaryIO, max_bytes: int | None, head: bytes | None = None) -> StreamBuffer:
+def _remaining_size(stream: BinaryIO) -> int:
+    """Bytes from the stream's position to its end if it can seek (a file, BytesIO), else 0."""
+    try:
+        if not stream.seekable():
+            return 0
+        here = stream.tell()
+        end = stream.seek(0, os.SEEK_END)
+        stream.seek(here)
+        return max(end - here, 0)
+    except (OSError, AttributeError, ValueError):  # io.UnsupportedOperation is both
+        return 0
+
+
+def _streamed(
+    stream: BinaryIO, max_bytes: int | None, head: bytes | None, source_size: int
+) -> StreamBuffer:
     try:
         if head is None:
             head = _read_head(stream)
         kind = _sniff(head)
         compression = kind if kind in ("gzip", "zstd") else None
         raw = _Prefixed(head, stream)
-        return StreamBuffer(BoundedStream(raw, compression, max_bytes, head))  # type: ignore[arg-type]
+        bounded = BoundedStream(raw, compression, max_bytes, head)  # type: ignore[arg-type]
+        return StreamBuffer(bounded, raw, source_size)
     except OSError as exc:
         raise CaptureReadError(f"The capture could not be read: {exc}.") from exc
