@@ -6,7 +6,7 @@ so the CLI and the API can never disagree about a capture.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -221,14 +221,22 @@ def report_for_capture(capture: Capture, *, with_events: bool = False) -> dict[s
 
 
 def analyse_capture(
-    capture: Capture, *, with_events: bool = False
+    capture: Capture,
+    *,
+    with_events: bool = False,
+    on_stage: Callable[[str], None] | None = None,
 ) -> tuple[TcpAnalysis, dict[str, Any]]:
     """The TCP analysis and the report of one capture: the web worker stores both (the report's
-    rows in PostgreSQL, the analysis's per-flow series as files)."""
+    rows in PostgreSQL, the analysis's per-flow series as files). ``on_stage`` is told
+    "analysing" and then "diagnosing" as each step begins (the worker shows it as progress)."""
     from tcplens.diagnosis import diagnose
     from tcplens.tcp.analyze import analyze_tcp
 
+    if on_stage is not None:
+        on_stage("analysing")
     analysis = analyze_tcp(capture.packets)
+    if on_stage is not None:
+        on_stage("diagnosing")
     diagnosis = diagnose(capture, analysis)
     verdicts: dict[int, tuple[str | None, dict[str, float]]] = {
         flow: (v.limiting_factor, {str(k): x for k, x in v.factor_shares.items()})

@@ -60,6 +60,7 @@ def capture_out(capture: Capture) -> CaptureOut:
         error=error,
         facts=capture.facts,
         analyzer_version=capture.analyzer_version,
+        timings_s=capture.timings,
         created_at=capture.created_at,
         started_at=capture.started_at,
         finished_at=capture.finished_at,

@@ -71,8 +71,12 @@ class TokenIssued(TokenOut):
 
 
 class Progress(BaseModel):
-    stage: str | None = Field(description="reading | analysing | storing, while running")
-    bytes_done: int
+    stage: str | None = Field(
+        description="reading | analysing | diagnosing | storing, while running"
+    )
+    bytes_done: int = Field(
+        description="Bytes of the file read so far (moves during `reading`, then the total)"
+    )
     bytes_total: int
 
 
@@ -96,6 +100,11 @@ class CaptureOut(BaseModel):
         description="When done: the `capture` object of DESIGN.md's analyze JSON, plus counts"
     )
     analyzer_version: str | None
+    timings_s: dict[str, float] | None = Field(
+        description="When done: seconds per step of the analysis (queued, fetch, child_startup, "
+        "reading, analysing, diagnosing, writing_series, child_exit, load_report, store_series, "
+        "store_rows), for operators and benchmarks"
+    )
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None

@@ -58,6 +58,8 @@ class Capture(Base):
     error_code: Mapped[str | None] = mapped_column(String(64))
     error_message: Mapped[str | None] = mapped_column(Text)
     facts: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    # Seconds per step of the last analysis (queued, child start-up, reading, ..., storing).
+    timings: Mapped[dict[str, float] | None] = mapped_column(JSONB)
     analyzer_version: Mapped[str | None] = mapped_column(String(64))
     job_id: Mapped[int | None] = mapped_column(BigInteger)
     attempts: Mapped[int] = mapped_column(Integer, default=0)

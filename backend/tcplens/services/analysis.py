@@ -10,12 +10,14 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import multiprocessing
 import shutil
 import tempfile
 import time
 import uuid
 from datetime import UTC, datetime
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +26,21 @@ from sqlalchemy import delete, insert, text
 import tcplens
 from tcplens.db.captures import Capture, Finding, Flow
 from tcplens.services.context import ServiceContext
+from tcplens.storage.blobs import BlobNotFoundError
 from tcplens.storage.series import DIRECTIONS
 
 logger = logging.getLogger(__name__)
 
 ANALYZER_VERSION = tcplens.__version__
+# The capture's progress row is written at most this often while the child reads.
+PROGRESS_INTERVAL_S = 0.5
+# What each stage the child reports is called in the capture's timings.
+_TIMING_OF_STAGE = {
+    "reading": "reading",
+    "analysing": "analysing",
+    "diagnosing": "diagnosing",
+    "storing": "writing_series",
+}
 
 # forkserver: each analysis forks from a small clean server process that has imported the core
 # once (fast start, no inherited threads or sockets from the worker).
@@ -46,9 +58,12 @@ class AnalysisFailed(Exception):
 
 
 def analyze(ctx: ServiceContext, capture_id: uuid.UUID) -> None:
-    blob_key = _start(ctx, capture_id)
-    if blob_key is None:
+    started = _start(ctx, capture_id)
+    if started is None:
         return
+    blob_key, size_bytes, queued_s = started
+    job = _Job(ctx, capture_id, size_bytes)
+    job.timings["queued"] = queued_s
     try:
         # Scratch space inside the data directory: for the local store, moving the series file
         # into place is then a rename on the same file system, not a copy.
@@ -57,12 +72,14 @@ def analyze(ctx: ServiceContext, capture_id: uuid.UUID) -> None:
         with tempfile.TemporaryDirectory(prefix="analysis-", dir=scratch_root) as scratch:
             scratch_dir = Path(scratch)
             with ctx.store.local_copy(blob_key, scratch_dir / "input") as path:
-                _progress(ctx, capture_id, "analysing", ctx_size(ctx, capture_id))
-                report = _run_child(ctx, path, scratch_dir / "out")
-            _progress(ctx, capture_id, "storing", ctx_size(ctx, capture_id))
-            _store(ctx, capture_id, report, scratch_dir / "out")
+                job.lap("fetch")
+                report = _run_child(job, path, scratch_dir / "out")
+            job.progress("storing", size_bytes, now=True)
+            _store(ctx, capture_id, report, scratch_dir / "out", job)
     except AnalysisFailed as failure:
         _fail(ctx, capture_id, failure.code, failure.message)
+    except BlobNotFoundError:
+        _fail(ctx, capture_id, "capture_file_gone", "the capture's file is gone from the store")
     except Exception:
         logger.exception("analysis of capture %s failed", capture_id)
         _fail(ctx, capture_id, "internal_error", "the analysis failed unexpectedly")
@@ -103,27 +120,24 @@ def sweep_scratch(ctx: ServiceContext) -> None:
                 shutil.rmtree(entry, ignore_errors=True)
 
 
-def ctx_size(ctx: ServiceContext, capture_id: uuid.UUID) -> int:
-    with ctx.sessionmaker() as session:
-        capture = session.get(Capture, capture_id)
-        return capture.size_bytes if capture else 0
-
-
-def _start(ctx: ServiceContext, capture_id: uuid.UUID) -> str | None:
+def _start(ctx: ServiceContext, capture_id: uuid.UUID) -> tuple[str, int, float] | None:
+    """Mark the capture running: its blob key, size and how long it waited in the queue."""
     with ctx.sessionmaker() as session:
         capture = session.get(Capture, capture_id, with_for_update=True)
         if capture is None:
             return None  # deleted while queued
         if capture.status == "done" and capture.analyzer_version == ANALYZER_VERSION:
             return None
+        now = datetime.now(UTC)
         capture.status = "running"
         capture.stage = "reading"
         capture.progress_bytes = 0
         capture.attempts += 1
         capture.error_code = capture.error_message = None
-        capture.started_at = datetime.now(UTC)
+        capture.started_at = now
+        capture.timings = None
         session.commit()
-        return capture.blob_key
+        return capture.blob_key, capture.size_bytes, (now - capture.created_at).total_seconds()
 
 
 def _progress(ctx: ServiceContext, capture_id: uuid.UUID, stage: str, done: int) -> None:
@@ -147,18 +161,60 @@ def _fail(ctx: ServiceContext, capture_id: uuid.UUID, code: str, message: str) -
             session.commit()
 
 
-def _run_child(ctx: ServiceContext, path: Path, out_dir: Path) -> dict[str, Any]:
+class _Job:
+    """One running analysis as the worker follows it: the capture's progress row, written at most
+    every PROGRESS_INTERVAL_S (the child reports up to ~100 byte steps), and where the time went."""
+
+    def __init__(self, ctx: ServiceContext, capture_id: uuid.UUID, size_bytes: int) -> None:
+        self.ctx, self.capture_id, self.size_bytes = ctx, capture_id, size_bytes
+        self.timings: dict[str, float] = {}
+        self._mark = time.time()
+        self._pending: tuple[str, int] | None = None
+        self._written: tuple[str, int] = ("reading", 0)  # as ``_start`` left the row
+        self._written_at = -math.inf
+
+    def lap(self, step: str, now: float | None = None) -> None:
+        """The time since the previous lap is the time of ``step``."""
+        now = time.time() if now is None else now
+        self.timings[step] = self.timings.get(step, 0.0) + max(0.0, now - self._mark)
+        self._mark = now
+
+    def progress(self, stage: str, done: int, *, now: bool = False) -> None:
+        self._pending = None if (stage, done) == self._written else (stage, done)
+        if now or time.monotonic() - self._written_at >= PROGRESS_INTERVAL_S:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._pending is not None:
+            _progress(self.ctx, self.capture_id, *self._pending)
+            self._written, self._pending = self._pending, None
+            self._written_at = time.monotonic()
+
+    def next_write_in(self) -> float | None:
+        if self._pending is None:
+            return None
+        return max(0.0, PROGRESS_INTERVAL_S - (time.monotonic() - self._written_at))
+
+
+def _run_child(job: _Job, path: Path, out_dir: Path) -> dict[str, Any]:
     from tcplens.services import analysis_child
 
     out_dir.mkdir(parents=True)
-    settings = ctx.settings
+    settings = job.ctx.settings
+    receiver, sender = _MP.Pipe(duplex=False)
     child = _MP.Process(
         target=analysis_child.run,
-        args=(str(path), str(out_dir), settings.analysis_memory_bytes),
+        args=(str(path), str(out_dir), settings.analysis_memory_bytes, sender),
         name="tcplens-analysis",
     )
+    deadline = time.monotonic() + settings.analysis_timeout_s
     child.start()
-    child.join(settings.analysis_timeout_s)
+    sender.close()  # the child holds the only writing end: its exit (or death) ends the pipe
+    try:
+        finished = _follow_child(job, receiver, deadline)
+    finally:
+        receiver.close()
+    child.join(max(0.0, deadline - time.monotonic()) if finished else 0)
     if child.is_alive():
         child.kill()
         child.join()
@@ -166,6 +222,7 @@ def _run_child(ctx: ServiceContext, path: Path, out_dir: Path) -> dict[str, Any]
             "analysis_timeout",
             f"the analysis took longer than the limit of {settings.analysis_timeout_s:g} s",
         )
+    job.lap("child_exit")
     error_file = out_dir / "error.json"
     if error_file.exists():
         error = json.loads(error_file.read_text())
@@ -178,7 +235,38 @@ def _run_child(ctx: ServiceContext, path: Path, out_dir: Path) -> dict[str, Any]
             f"{settings.analysis_memory_bytes // 2**20} MiB)",
         )
     report: dict[str, Any] = json.loads(report_file.read_text())
+    job.lap("load_report")
     return report
+
+
+def _follow_child(job: _Job, receiver: Connection, deadline: float) -> bool:
+    """Relay the child's stage and bytes to the capture row until the child closes its pipe;
+    False when the deadline came first. Each stage's time is the time to the next message
+    that names another stage (the child's own clock: same machine)."""
+    stage: str | None = None
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        write_in = job.next_write_in()
+        timeout = remaining if write_in is None else min(remaining, write_in)
+        if not receiver.poll(timeout):
+            job.flush()
+            continue
+        try:
+            new_stage, done, total, stamp = receiver.recv()
+        except EOFError:
+            return True
+        if new_stage != stage:
+            job.lap("child_startup" if stage is None else _TIMING_OF_STAGE[stage], stamp)
+            stage = new_stage
+        if new_stage == "reading":
+            # The reader counts bytes of the file as uploaded (compressed bytes for gzip/zstd).
+            done = job.size_bytes * done // total if total > 0 else 0
+        else:
+            done = job.size_bytes
+        if new_stage in _TIMING_OF_STAGE:
+            job.progress(new_stage, done)
 
 
 def _flow_time_lost(report: dict[str, Any]) -> dict[int, float]:
@@ -192,10 +280,13 @@ def _flow_time_lost(report: dict[str, Any]) -> dict[int, float]:
     return lost
 
 
-def _store(ctx: ServiceContext, capture_id: uuid.UUID, report: dict[str, Any], out: Path) -> None:
+def _store(
+    ctx: ServiceContext, capture_id: uuid.UUID, report: dict[str, Any], out: Path, job: _Job
+) -> None:
     series_key = f"captures/{capture_id}/results/{ANALYZER_VERSION}/series.arrow"
     # The series file first: rows that point into it only appear once it exists.
     ctx.store.put_file(series_key, out / "series.arrow")
+    job.lap("store_series")
     ranges = json.loads((out / "series_ranges.json").read_text())
     row_of = {int(flow_id): row for row, flow_id in enumerate(ranges["flow_ids"])}
     lost = _flow_time_lost(report)
@@ -264,4 +355,6 @@ def _store(ctx: ServiceContext, capture_id: uuid.UUID, report: dict[str, Any], o
         capture.compression = facts.get("compression", capture.compression)
         capture.analyzer_version = ANALYZER_VERSION
         capture.finished_at = datetime.now(UTC)
+        job.lap("store_rows")
+        capture.timings = {step: round(s, 4) for step, s in job.timings.items()}
         session.commit()

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import resource
+import time
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -96,25 +98,50 @@ def graph_columns(analysis: TcpAnalysis) -> dict[str, npt.NDArray[Any]]:
     }
 
 
-def run(capture_path: str, out_dir: str, memory_bytes: int) -> None:
+class Reporter:
+    """The child's side of its pipe to the worker: ``(stage, bytes_done, bytes_total, time)``
+    messages, a bounded number of them: one per stage (reading, analysing, diagnosing, storing,
+    finished) and the reader's byte steps (at most ~100)."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+        self._stage = "reading"
+
+    def stage(self, name: str) -> None:
+        self._stage = name
+        self._send(0, 0)
+
+    def read_bytes(self, done: int, total: int) -> None:
+        self._send(done, total)
+
+    def _send(self, done: int, total: int) -> None:
+        # wall-clock time: the worker turns the stamps into the job's timings
+        self._connection.send((self._stage, done, total, time.time()))
+
+
+def run(capture_path: str, out_dir: str, memory_bytes: int, connection: Connection) -> None:
     """Entry point of the child process."""
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     out = Path(out_dir)
+    reporter = Reporter(connection)
     try:
-        capture = read_capture(capture_path)
-        analysis, report = analyse_capture(capture)
+        reporter.stage("reading")
+        capture = read_capture(capture_path, progress=reporter.read_bytes)
+        analysis, report = analyse_capture(capture, on_stage=reporter.stage)
+        reporter.stage("storing")
+        write_series(capture, analysis, out)
+        (out / "report.json").write_text(json.dumps(report))
+        reporter.stage("finished")
     except CaptureError as exc:
         _refuse(out, "unreadable_capture", str(exc))
-        return
     except MemoryError:
         _refuse(
             out,
             "analysis_memory_limit",
             f"the analysis needed more memory than the limit of {memory_bytes // 2**20} MiB",
         )
-        return
-    write_series(capture, analysis, out)
-    (out / "report.json").write_text(json.dumps(report))
+    finally:
+        connection.close()
 
 
 def _refuse(out: Path, code: str, message: str) -> None:

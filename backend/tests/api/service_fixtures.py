@@ -5,6 +5,7 @@ from __future__ import annotations
 import struct
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 
 from fastapi.testclient import TestClient
 
@@ -24,6 +25,26 @@ def tiny_pcap(payload: bytes = b"") -> bytes:
     header = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)
     record = struct.pack("<IIII", 1_700_000_000, 0, len(frame), len(frame))
     return header + record + frame
+
+
+def repeated_capture(source: Path, times: int, tag: bytes) -> bytes:
+    """The packets of a pcap ``times`` over, each copy an hour later (a bigger capture whose
+    analysis takes long enough to be interrupted), plus a tag making the bytes unique."""
+    data = source.read_bytes()
+    header, body = data[:24], data[24:]
+    records = []
+    pos = 0
+    while pos + 16 <= len(body):
+        incl = struct.unpack_from("<I", body, pos + 8)[0]
+        records.append(body[pos : pos + 16 + incl])
+        pos += 16 + incl
+    out = [header]
+    for copy in range(times):
+        for record in records:
+            seconds = struct.unpack_from("<I", record, 0)[0] + 3600 * copy
+            out.append(struct.pack("<I", seconds) + record[4:])
+    out.append(struct.pack("<IIII", 2_000_000_000, 0, len(tag), len(tag)) + tag)
+    return b"".join(out)
 
 
 @dataclass

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import struct
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ from sqlalchemy import Engine, text
 
 from tcplens.main import create_app
 from tcplens.settings import Settings
-from tests.api.service_fixtures import Actor, sign_up
+from tests.api.service_fixtures import Actor, repeated_capture, sign_up
 from tests.capture.shared_captures import LAB, require
 
 
@@ -68,26 +67,6 @@ def _stop(worker: subprocess.Popen[bytes]) -> None:
             worker.wait()
 
 
-def _repeated_capture(source: Path, times: int, tag: bytes) -> bytes:
-    """The packets of a pcap ``times`` over, each copy an hour later (a bigger capture whose
-    analysis takes long enough to be interrupted), plus a tag making the bytes unique."""
-    data = source.read_bytes()
-    header, body = data[:24], data[24:]
-    records = []
-    pos = 0
-    while pos + 16 <= len(body):
-        incl = struct.unpack_from("<I", body, pos + 8)[0]
-        records.append(body[pos : pos + 16 + incl])
-        pos += 16 + incl
-    out = [header]
-    for copy in range(times):
-        for record in records:
-            seconds = struct.unpack_from("<I", record, 0)[0] + 3600 * copy
-            out.append(struct.pack("<I", seconds) + record[4:])
-    out.append(struct.pack("<IIII", 2_000_000_000, 0, len(tag), len(tag)) + tag)
-    return b"".join(out)
-
-
 def _upload(actor: Actor, data: bytes) -> str:
     response = actor.client.post(
         "/api/v1/captures?filename=x.pcap", content=data, headers=actor.headers()
@@ -119,7 +98,7 @@ def test_a_killed_workers_job_is_finished_by_another(
     require(LAB)
     actor = sign_up(client)
     capture_id = _upload(
-        actor, _repeated_capture(LAB / "rcvbuf_locked_download.pcap", 12, uuid.uuid4().bytes)
+        actor, repeated_capture(LAB / "rcvbuf_locked_download.pcap", 12, uuid.uuid4().bytes)
     )
     doomed = _start_worker(database_url, data_dir, tmp_path / "doomed.log")
     survivor = None
@@ -144,7 +123,7 @@ def test_two_workers_run_each_job_once(
     require(LAB)
     actor = sign_up(client)
     sources = sorted(LAB.glob("*.pcap"))[:6]
-    ids = [_upload(actor, _repeated_capture(s, 1, uuid.uuid4().bytes)) for s in sources]
+    ids = [_upload(actor, repeated_capture(s, 1, uuid.uuid4().bytes)) for s in sources]
     workers = [_start_worker(database_url, data_dir, tmp_path / f"w{i}.log") for i in range(2)]
     try:
         _wait_for(engine, ids, {"done", "failed"}, timeout=180)

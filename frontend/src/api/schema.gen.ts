@@ -499,6 +499,13 @@ export interface components {
              */
             status: "queued" | "running" | "done" | "failed";
             /**
+             * Timings S
+             * @description When done: seconds per step of the analysis (queued, fetch, child_startup, reading, analysing, diagnosing, writing_series, child_exit, load_report, store_series, store_rows), for operators and benchmarks
+             */
+            timings_s: {
+                [key: string]: number;
+            } | null;
+            /**
              * Workspace Id
              * Format: uuid
              */
@@ -637,13 +644,16 @@ export interface components {
         };
         /** Progress */
         Progress: {
-            /** Bytes Done */
+            /**
+             * Bytes Done
+             * @description Bytes of the file read so far (moves during `reading`, then the total)
+             */
             bytes_done: number;
             /** Bytes Total */
             bytes_total: number;
             /**
              * Stage
-             * @description reading | analysing | storing, while running
+             * @description reading | analysing | diagnosing | storing, while running
              */
             stage: string | null;
         };

@@ -21,6 +21,7 @@ function capture(change: Partial<Capture>): Capture {
     error: null,
     facts: null,
     analyzer_version: null,
+    timings_s: null,
     created_at: "2026-11-22T06:00:00Z",
     started_at: null,
     finished_at: null,
