@@ -21,7 +21,7 @@ import numpy.typing as npt
 from tcplens.capture import CaptureError, read_capture
 from tcplens.capture.table import Capture
 from tcplens.report import analyse_capture
-from tcplens.storage.series import encode_series
+from tcplens.storage.series import write_series_file
 from tcplens.tcp.model import TcpAnalysis
 from tcplens.tcp.resent import resent_segments
 
@@ -45,7 +45,7 @@ def write_series(capture: Capture, analysis: TcpAnalysis, out_dir: Path) -> None
         "events": seg.events,
         **graph_columns(analysis),
     }
-    (out_dir / "series.arrow").write_bytes(encode_series(columns))
+    write_series_file(out_dir / "series.arrow", columns)
     offsets = seg.offsets
     ranges = {
         "flow_ids": analysis.flows.id.tolist(),

@@ -1,6 +1,7 @@
 """Imported by the analysis fork server at its start: analyse a tiny capture once, so numba's
 cached kernels are loaded in the fork server and every analysis forked from it starts warm
-(otherwise each analysis process pays the cache loading again, about a second here)."""
+(otherwise each analysis process pays the cache loading again, about a second here); and tune
+the C heap as ``tcplens analyze`` does (tcplens.heap), which every forked analysis inherits."""
 
 from __future__ import annotations
 
@@ -26,8 +27,10 @@ def _tiny_capture() -> bytes:
 
 def warm() -> None:
     from tcplens.capture import read_capture
+    from tcplens.heap import reuse_freed_memory
     from tcplens.report import analyse_capture
 
+    reuse_freed_memory()
     try:
         analyse_capture(read_capture(io.BytesIO(_tiny_capture())))
     except Exception:  # a failed warm-up only costs time; the real analysis reports errors

@@ -91,6 +91,13 @@ async def receive_upload(
     container: str | None = None
     pending = bytearray()
     committed = False
+
+    def absorb(batch: bytearray) -> None:
+        # Hashed in the worker thread with the write: hashlib releases the GIL on big buffers,
+        # so the event loop keeps receiving the next megabyte meanwhile.
+        digest.update(batch)
+        writer.write(batch)
+
     try:
         async for chunk in chunks:
             if not chunk:
@@ -104,17 +111,16 @@ async def receive_upload(
                 head += chunk[: SNIFF_BYTES - len(head)]
                 if len(head) >= SNIFF_BYTES:
                     container = _container_or_refuse(head)
-            digest.update(chunk)
             pending += chunk
             if len(pending) >= WRITE_BATCH:
-                await run_in_threadpool(writer.write, bytes(pending))
-                pending.clear()
+                batch, pending = pending, bytearray()
+                await run_in_threadpool(absorb, batch)
         if size == 0:
             raise EmptyUpload("the upload is empty", field="file")
         if container is None:
             container = _container_or_refuse(head)
         if pending:
-            await run_in_threadpool(writer.write, bytes(pending))
+            await run_in_threadpool(absorb, pending)
         await run_in_threadpool(writer.commit)
         committed = True
     finally:

@@ -37,7 +37,7 @@ def _checked(key: str) -> str:
 
 
 class BlobWriter(Protocol):
-    def write(self, chunk: bytes) -> None: ...
+    def write(self, chunk: bytes | bytearray) -> None: ...
     def commit(self) -> None: ...
     def abort(self) -> None: ...
 
@@ -64,7 +64,7 @@ class _LocalWriter:
         self._tmp = Path(tmp)
         self._file = os.fdopen(fd, "wb")
 
-    def write(self, chunk: bytes) -> None:
+    def write(self, chunk: bytes | bytearray) -> None:
         self._file.write(chunk)
 
     def commit(self) -> None:
@@ -167,7 +167,7 @@ class _S3Writer:
         self._parts.append({"ETag": answer["ETag"], "PartNumber": number})
         self._buffer.clear()
 
-    def write(self, chunk: bytes) -> None:
+    def write(self, chunk: bytes | bytearray) -> None:
         self._buffer += chunk
         while len(self._buffer) >= S3_PART_SIZE:
             rest = self._buffer[S3_PART_SIZE:]
