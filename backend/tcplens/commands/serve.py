@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import socket
+import sys
 from typing import Any
+
+# Exit code when the address cannot be listened on (in use, not local, not permitted).
+EXIT_CANNOT_LISTEN = 3
 
 
 def register(subcommands: Any) -> None:
@@ -11,7 +17,8 @@ def register(subcommands: Any) -> None:
         "serve",
         help="serve the web app and API",
         description="Apply database migrations, then serve the API and the web app. "
-        "Listens on TCPLENS_HOST:TCPLENS_PORT (default 127.0.0.1:8000).",
+        "Listens on TCPLENS_HOST:TCPLENS_PORT (default 127.0.0.1:8000); "
+        f"exits with {EXIT_CANNOT_LISTEN} when that address cannot be listened on.",
     )
     parser.add_argument("--host", help="address to listen on (default: TCPLENS_HOST)")
     parser.add_argument("--port", type=int, help="port to listen on (default: TCPLENS_PORT)")
@@ -29,17 +36,49 @@ def run(args: argparse.Namespace) -> int:
     settings = get_settings()
     host = args.host or settings.host
     port = settings.port if args.port is None else args.port
-    database = resolve_database(settings)
-    print(f"tcplens: data directory {settings.data_path}", flush=True)
-    print(f"tcplens: database {database.description}", flush=True)
-    engine = make_engine(database.url)
-    migrate.upgrade(engine)
-    app = create_app(settings, engine)
     shown_host = f"[{host}]" if ":" in host else host
-    print(f"tcplens: serving on http://{shown_host}:{port}/", flush=True)
+    # Bound first, before the database and the worker start: a port in use is one line and an
+    # exit code, not a bind error after start-up followed by a worker shutting down.
     try:
-        uvicorn.run(app, host=host, port=port, log_level="info", server_header=False)
-    finally:
-        engine.dispose()
-        database.release()
+        listener = listen(host, port)
+    except OSError as error:
+        reason = "is already in use" if error.errno == errno.EADDRINUSE else f"failed: {error}"
+        print(
+            f"tcplens serve: listening on {shown_host}:{port} {reason}; "
+            "choose another with --port or TCPLENS_PORT",
+            file=sys.stderr,
+        )
+        return EXIT_CANNOT_LISTEN
+    with listener:
+        database = resolve_database(settings)
+        print(f"tcplens: data directory {settings.data_path}", flush=True)
+        print(f"tcplens: database {database.description}", flush=True)
+        engine = make_engine(database.url)
+        try:
+            migrate.upgrade(engine)
+            app = create_app(settings, engine)
+            print(f"tcplens: serving on http://{shown_host}:{port}/", flush=True)
+            config = uvicorn.Config(
+                app, host=host, port=port, log_level="info", server_header=False
+            )
+            uvicorn.Server(config).run(sockets=[listener])
+        finally:
+            engine.dispose()
+            database.release()
     return 0
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on host:port, bound as uvicorn binds one (IPv6 when the host has a
+    colon; SO_REUSEADDR: a port left in TIME_WAIT by a restart is free, one that another
+    process listens on is not)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError:
+        sock.close()
+        raise
+    return sock
