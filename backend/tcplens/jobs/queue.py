@@ -22,6 +22,7 @@ ANALYSIS_QUEUE = "analysis"
 MAINTENANCE_QUEUE = "maintenance"
 ANALYZE_TASK = "tcplens.analyze_capture"
 RETRY_STALLED_TASK = "tcplens.retry_stalled_jobs"
+PURGE_EXPIRED_TASK = "tcplens.purge_expired"
 
 
 def conninfo(database_url: str) -> str:

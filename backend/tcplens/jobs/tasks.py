@@ -3,7 +3,8 @@
 ``analyze_capture`` is synchronous (procrastinate runs it in a thread); the analysis itself runs
 in a child process with bounded memory and time (``services.analysis``). ``retry_stalled_jobs``
 runs every few seconds on every worker (procrastinate defers each periodic run once, whichever
-worker gets there first) and puts the jobs of workers whose heartbeat stopped back in the queue.
+worker gets there first) and puts the jobs of workers whose heartbeat stopped back in the queue;
+``purge_expired`` deletes expired sessions and long-dead share links every ten minutes.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from tcplens.jobs.queue import (
     ANALYSIS_QUEUE,
     ANALYZE_TASK,
     MAINTENANCE_QUEUE,
+    PURGE_EXPIRED_TASK,
     RETRY_STALLED_TASK,
 )
 from tcplens.services.context import ServiceContext
@@ -27,6 +29,8 @@ logger = logging.getLogger(__name__)
 # Every 5 s. croniter's sixth field is the seconds: "*/5 * * * * *" would mean "every second of
 # minutes 0, 5, 10, ..." and leave a dead worker's job stalled for up to five minutes.
 STALLED_CHECK_CRON = "* * * * * */5"
+# Expired sessions and long-dead share links: every ten minutes (five fields: minutes).
+PURGE_EXPIRED_CRON = "*/10 * * * *"
 
 _context: ServiceContext | None = None
 
@@ -65,6 +69,18 @@ async def retry_stalled_jobs(context: procrastinate.JobContext, timestamp: int) 
     await manager.delete_old_jobs(nb_hours=1, queue=MAINTENANCE_QUEUE, include_failed=True)
 
 
+def purge_expired(timestamp: int) -> None:
+    """Delete rows that no longer open anything: expired browser sessions, and share links
+    expired or revoked long ago (services.sharing.DEAD_LINK_RETENTION)."""
+    from tcplens.services import accounts, sharing
+
+    with current_context().sessionmaker() as session:
+        sessions = accounts.purge_expired_sessions(session)
+        links = sharing.purge_dead_links(session)
+    if sessions or links:
+        logger.info("purged %d expired sessions and %d dead share links", sessions, links)
+
+
 def register(app: procrastinate.App) -> None:
     # Retried for failures outside the analysis itself (e.g. the database restarting); the
     # analysis's own failures are recorded on the capture and end the job normally.
@@ -80,3 +96,7 @@ def register(app: procrastinate.App) -> None:
         queueing_lock=RETRY_STALLED_TASK,
     )(retry_stalled_jobs)
     app.periodic(cron=STALLED_CHECK_CRON, periodic_id="retry-stalled")(stalled)
+    purge = app.task(
+        name=PURGE_EXPIRED_TASK, queue=MAINTENANCE_QUEUE, queueing_lock=PURGE_EXPIRED_TASK
+    )(purge_expired)
+    app.periodic(cron=PURGE_EXPIRED_CRON, periodic_id="purge-expired")(purge)

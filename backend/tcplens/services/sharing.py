@@ -10,7 +10,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import delete, or_, select
 from sqlalchemy.orm import Session
 
 from tcplens.db.captures import Capture, ShareLink
@@ -19,6 +19,9 @@ from tcplens.services import credentials
 from tcplens.services.access import ReadOnlyAccess, Viewer, visible_capture
 
 MAX_EXPIRY = timedelta(days=3650)
+# An expired or revoked link stays in its capture's list this long (its owner sees what became
+# of it), then its row is deleted.
+DEAD_LINK_RETENTION = timedelta(days=30)
 
 
 class ShareLinkNotFound(NotFound):
@@ -103,3 +106,14 @@ def viewer_of(session: Session, token: str) -> Viewer:
         default_workspace_id=None,
         shared_capture_id=link.capture_id,
     )
+
+
+def purge_dead_links(session: Session) -> int:
+    """Delete share links expired or revoked more than DEAD_LINK_RETENTION ago; the number
+    deleted."""
+    cutoff = datetime.now(UTC) - DEAD_LINK_RETENTION
+    result = session.execute(
+        delete(ShareLink).where(or_(ShareLink.expires_at < cutoff, ShareLink.revoked_at < cutoff))
+    )
+    session.commit()
+    return int(result.rowcount)  # type: ignore[attr-defined]
