@@ -51,9 +51,10 @@ class Settings(BaseSettings):
     # `tcplens serve` runs an analysis worker in the same process unless this is false.
     in_process_worker: bool = True
     worker_concurrency: int = Field(default=1, ge=1, le=64)
-    # Bounds on one analysis: wall time, and address space of the child process that runs it.
+    # Bounds on one analysis: wall time, and the address space the child process that runs it
+    # may add to what its loaded libraries already take (RLIMIT_AS, set at its start).
     analysis_timeout_s: float = Field(default=600.0, gt=0)
-    analysis_memory_bytes: int = Field(default=8 * 1024**3, ge=256 * 1024**2)
+    analysis_memory_bytes: int = Field(default=8 * 1024**3, ge=64 * 1024**2)
     # A worker that sent no heartbeat for this long is presumed dead; its job runs again.
     stalled_worker_timeout_s: float = Field(default=30.0, gt=0)
     worker_heartbeat_s: float = Field(default=5.0, gt=0)

@@ -8,7 +8,10 @@ Results go to files in ``out_dir``: ``report.json`` (DESIGN.md's analyze JSON wi
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
+import os
 import resource
 import time
 from multiprocessing.connection import Connection
@@ -121,7 +124,7 @@ class Reporter:
 
 def run(capture_path: str, out_dir: str, memory_bytes: int, connection: Connection) -> None:
     """Entry point of the child process."""
-    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    _cap_address_space(memory_bytes)
     out = Path(out_dir)
     reporter = Reporter(connection)
     try:
@@ -134,7 +137,10 @@ def run(capture_path: str, out_dir: str, memory_bytes: int, connection: Connecti
         reporter.stage("finished")
     except CaptureError as exc:
         _refuse(out, "unreadable_capture", str(exc))
-    except MemoryError:
+    except (MemoryError, OSError) as exc:
+        # Over the cap, numpy raises MemoryError and mmap (the reader maps the file) ENOMEM.
+        if isinstance(exc, OSError) and exc.errno != errno.ENOMEM:
+            raise
         _refuse(
             out,
             "analysis_memory_limit",
@@ -142,6 +148,18 @@ def run(capture_path: str, out_dir: str, memory_bytes: int, connection: Connecti
         )
     finally:
         connection.close()
+
+
+def _cap_address_space(memory_bytes: int) -> None:
+    """RLIMIT_AS at the address space in use now plus ``memory_bytes``: the setting bounds what
+    the analysis adds, not the ~0.8 GB of address space the loaded libraries (numpy, numba's
+    LLVM, pyarrow) already reserve before the first byte is read."""
+    in_use = 0
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        pages = int(Path("/proc/self/statm").read_text().split()[0])
+        in_use = pages * os.sysconf("SC_PAGE_SIZE")
+    limit = in_use + memory_bytes
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 def _refuse(out: Path, code: str, message: str) -> None:

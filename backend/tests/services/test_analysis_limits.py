@@ -1,8 +1,11 @@
 """Untrusted captures through the job: malformed files end as a clear failure or a result, never
-an internal error; an analysis over its time limit is killed and reported in words."""
+an internal error; an analysis over its time or memory limit is stopped and reported in words,
+and the worker goes on with the next job."""
 
 from __future__ import annotations
 
+import gzip
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -13,7 +16,7 @@ from sqlalchemy import Engine
 from tcplens.main import create_app
 from tcplens.services import analysis
 from tcplens.settings import Settings
-from tests.api.service_fixtures import Actor, sign_up
+from tests.api.service_fixtures import Actor, repeated_capture, sign_up
 from tests.capture.shared_captures import LAB, TCPDUMP_TESTS, require
 
 MALFORMED = [
@@ -77,3 +80,54 @@ def test_an_analysis_over_its_time_limit_is_stopped(settings: Settings, engine: 
         "code": "analysis_timeout",
         "message": "the analysis took longer than the limit of 0.001 s",
     }
+
+
+def _wait_until_finished(actor: Actor, capture_id: str) -> dict[str, object]:
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        capture: dict[str, object] = actor.client.get(f"/api/v1/captures/{capture_id}").json()
+        if capture["status"] in ("done", "failed"):
+            return capture
+        time.sleep(0.05)
+    pytest.fail(f"capture {capture_id} still {capture['status']}")
+
+
+def _upload(actor: Actor, data: bytes, name: str) -> str:
+    response = actor.client.post(
+        f"/api/v1/captures?filename={name}", content=data, headers=actor.headers()
+    )
+    assert response.status_code == 202, response.text
+    return str(response.json()["capture"]["id"])
+
+
+@pytest.mark.parametrize(
+    ("compressed", "where"),
+    [
+        # 100 MB of pcap: mapping the file for reading is already over the cap (ENOMEM).
+        (False, "reading"),
+        # The same packets gzip-compressed (20 MB): read into memory, the analysis's own arrays
+        # go over the cap (MemoryError).
+        (True, "analysis"),
+    ],
+)
+def test_an_analysis_over_its_memory_cap_fails_in_words_and_the_worker_goes_on(
+    settings: Settings, engine: Engine, compressed: bool, where: str
+) -> None:
+    require(LAB)
+    data = repeated_capture(LAB / "rcvbuf_locked_download.pcap", 120, where.encode())
+    if compressed:
+        data = gzip.compress(data, compresslevel=1)
+    cap = 64 * 2**20  # the smallest cap the settings allow
+    with _client(settings, engine, analysis_memory_bytes=cap, in_process_worker=True) as client:
+        actor = sign_up(client)
+        capture = _wait_until_finished(actor, _upload(actor, data, "big.pcap"))
+        # The same worker, still alive, analyses the next capture within the cap.
+        small = _wait_until_finished(
+            actor, _upload(actor, (LAB / "stop_and_wait_app.pcap").read_bytes(), "small.pcap")
+        )
+    assert capture["status"] == "failed"
+    assert capture["error"] == {  # type: ignore[comparison-overlap]
+        "code": "analysis_memory_limit",
+        "message": "the analysis needed more memory than the limit of 64 MiB",
+    }
+    assert small["status"] == "done", small
