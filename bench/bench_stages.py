@@ -76,10 +76,10 @@ def main() -> int:
     import tcplens.diagnosis
     import tcplens.report
     import tcplens.tcp.analyze  # noqa: F401  (numpy, numba and the core: start-up cost)
-    from tcplens.commands.analyze import _reuse_freed_memory
+    from tcplens.heap import reuse_freed_memory
 
     print(f"import: {since(start)[0]:.3f} s wall; load {os.getloadavg()[0]:.1f}")
-    _reuse_freed_memory()  # as `tcplens analyze` does
+    reuse_freed_memory()  # as `tcplens analyze` does
     run_stages(FILES["bulk_1M"])  # loads the numba cache: start-up, not per packet
     n1, t1 = run_stages(FILES["bulk_1M"])
     n5, t5 = run_stages(FILES["bulk_5M"])

@@ -3,11 +3,20 @@ the small aggregations several rules share (time per flow for a factor, evidence
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from tcplens.diagnosis.finding import SEVERITY_RANK, Evidence, Factor, Severity, severity_for_share
+from tcplens.diagnosis.finding import (
+    FACTOR_INDEX,
+    FACTORS,
+    SEVERITY_RANK,
+    Evidence,
+    Factor,
+    Severity,
+    severity_for_share,
+)
 from tcplens.diagnosis.timeline import Intervals
 from tcplens.diagnosis.transfer import F64, Connection, DnsExchange, FlowFacts, Transfer
 
@@ -29,7 +38,7 @@ class FactorTime:
 @dataclass
 class Context:
     facts: FlowFacts  # every flow
-    connections: list[Connection]  # the flows labelled period by period
+    by_flow: Mapping[int, Connection]  # the flows labelled period by period, by flow id
     spans: Intervals  # their labelled time
     dns: list[DnsExchange]
     # flows whose setup and slow start another finding (no connection reuse) already accounts for
@@ -38,8 +47,13 @@ class Context:
     stop_and_wait_flows: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        self.by_flow = {c.flow: c for c in self.connections}
         self._factor_times: dict[Factor, FactorTime] = {}
+        # The intervals grouped by factor (stable: each group in its original order), so that
+        # each factor's intervals are one slice of this order instead of a mask over all.
+        self._by_factor = np.argsort(self.spans.factor, kind="stable")
+        self._factor_bounds = np.searchsorted(
+            self.spans.factor[self._by_factor], np.arange(-1, len(FACTORS) + 1), side="left"
+        )
         answered = [d for d in self.dns if d.answer_t is not None]
         starts = np.concatenate((self.facts.start_s, [d.query_t for d in answered]))
         ends = np.concatenate((self.facts.end_s, [d.answer_t or 0.0 for d in answered]))
@@ -54,15 +68,16 @@ class Context:
         """Flows that ``factor`` held for at least ``min_share`` of their own duration, the most
         held first: a rule reports a factor only where it mattered to that flow."""
         ft = self.factor_time(factor)
+        start, end = self.facts.start_s, self.facts.end_s  # Flows.id is the 1-based row
         return [
             f
             for f in ft.flows
-            if ft.seconds[f]
-            >= min_share * max(self.by_flow[f].end_s - self.by_flow[f].start_s, 1e-9)
+            if ft.seconds[f] >= min_share * max(float(end[f - 1]) - float(start[f - 1]), 1e-9)
         ]
 
     def _factor_time(self, factor: Factor) -> FactorTime:
-        sp = self.spans.take(self.spans.of(factor))
+        i = FACTOR_INDEX[factor] + 1  # group 0 is the idle time (-1)
+        sp = self.spans.take(self._by_factor[self._factor_bounds[i] : self._factor_bounds[i + 1]])
         if sp.flow.size == 0:
             return FactorTime((), {}, 0.0, sp)
         ids, inverse = np.unique(sp.flow, return_inverse=True)

@@ -8,9 +8,16 @@ from typing import Any
 from tcplens.capture.table import Capture
 from tcplens.diagnosis.context import Context
 from tcplens.diagnosis.finding import FACTORS, Factor, Finding, importance_order
-from tcplens.diagnosis.from_analysis import connections, dns_exchanges, flow_facts
+from tcplens.diagnosis.from_analysis import (
+    KernelColumns,
+    LabelledConnections,
+    dns_exchanges,
+    flow_facts,
+    label_flows,
+    labelled_rows,
+)
 from tcplens.diagnosis.rules import RULES, round_trip_bound
-from tcplens.diagnosis.timeline import Intervals, factor_shares, label_connection
+from tcplens.diagnosis.timeline import shares_by_connection
 from tcplens.tcp.model import TcpAnalysis
 
 
@@ -39,17 +46,22 @@ def diagnose(capture: Capture, analysis: TcpAnalysis) -> Diagnosis:
     if origin is None:
         origin = analysis.capture_start_ns
     facts = flow_facts(analysis, origin)
-    conns = connections(analysis, origin, facts)
-    labelled = [label_connection(c) for c in conns]
-    ctx = Context(facts, conns, Intervals.concat(labelled), dns_exchanges(capture, origin))
+    rows = labelled_rows(facts)
+    cols = KernelColumns(analysis)
+    spans, starts = label_flows(cols, origin, rows)
+    conns = LabelledConnections(analysis, cols, origin, facts, rows)
+    ctx = Context(facts, conns, spans, dns_exchanges(capture, origin))
     findings: list[Finding] = []
     for rule in RULES:
         findings.extend(rule.detect(ctx))
     # Flows not labelled (no payload, or beyond the labelling bound) have no verdict.
     verdicts = dict.fromkeys(facts.id.tolist(), FlowVerdict(None, {}))
+    durations = facts.end_s[rows] - facts.start_s[rows]
     verdicts.update(
-        (conn.flow, _verdict(factor_shares(conn, spans), conn.flow in ctx.claimed_by_setup))
-        for conn, spans in zip(conns, labelled, strict=True)
+        (flow, _verdict(shares, flow in ctx.claimed_by_setup))
+        for flow, shares in zip(
+            facts.id[rows].tolist(), shares_by_connection(durations, spans, starts), strict=True
+        )
     )
     # A factor that cost no measurable time (under a millisecond) is not worth a line.
     findings = [f for f in findings if f.time_lost_s is None or f.time_lost_s >= 0.001]

@@ -7,9 +7,13 @@ quantity it does not find in ``TcpAnalysis`` (the sender lag) it derives here an
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+
 import numpy as np
 
 from tcplens.capture.table import ACK, Capture, address_text, endpoint_text
+from tcplens.diagnosis import flow_labels
+from tcplens.diagnosis.timeline import CODES, Intervals
 from tcplens.diagnosis.transfer import F64, I64, Connection, DnsExchange, FlowFacts, Transfer
 from tcplens.tcp.model import (
     CLIENT_TO_SERVER,
@@ -17,23 +21,12 @@ from tcplens.tcp.model import (
     RTT_TIMESTAMP,
     TcpAnalysis,
 )
-from tcplens.tcp.resent import resent
+from tcplens.tcp.resent import resent_segments
 
 # Above this many connections with data, only the largest are labelled period by period (the
 # cross-flow rules still see every connection): a bound on time for hostile or huge captures,
 # and the long tail of tiny flows cannot be what made a transfer slow.
 MAX_LABELLED_CONNECTIONS = 300
-
-
-def sender_lag(syn_rtt_ns: int, synack_rtt_ns: int, sender_is_client: bool) -> float | None:
-    """Round trip from the capture point to the data sender and back, in seconds.
-
-    The handshake splits the round trip at the capture point: SYN → SYN/ACK is the part through
-    the server, SYN/ACK → ACK the part through the client. When the client sends the data, the
-    sender's part is SYN/ACK → ACK, and the other way round (None when not captured).
-    """
-    part = synack_rtt_ns if sender_is_client else syn_rtt_ns
-    return part / 1e9 if part >= 0 else None
 
 
 def flow_facts(analysis: TcpAnalysis, origin: int) -> FlowFacts:
@@ -73,108 +66,146 @@ def flow_facts(analysis: TcpAnalysis, origin: int) -> FlowFacts:
     )
 
 
-def connections(analysis: TcpAnalysis, origin: int, facts: FlowFacts) -> list[Connection]:
-    """A :class:`Connection` with its transfers for the flows worth labelling period by period:
-    those with payload, the ``MAX_LABELLED_CONNECTIONS`` largest when there are more."""
-    flows, rtt = analysis.flows, analysis.rtt
-    n = len(flows)
+def labelled_rows(facts: FlowFacts) -> I64:
+    """Flow rows labelled period by period: those with payload, the ``MAX_LABELLED_CONNECTIONS``
+    largest when there are more (ascending)."""
     order = np.argsort(-facts.payload, kind="stable")[:MAX_LABELLED_CONNECTIONS]
-    chosen = np.sort(order[facts.payload[order] > 0])
-    rtt_bounds = np.searchsorted(rtt.flow, np.arange(n + 1), side="left")
+    rows: I64 = np.sort(order[facts.payload[order] > 0])
+    return rows
 
+
+class KernelColumns:
+    """The TCP analysis's columns as the diagnosis kernels take them (``flow_labels``)."""
+
+    def __init__(self, analysis: TcpAnalysis) -> None:
+        flows, seg, rtt, zw = analysis.flows, analysis.segments, analysis.rtt, analysis.zero_windows
+        n = len(flows)
+        self.seg = (
+            seg.offsets, seg.time_ns, seg.frame, seg.seq, seg.payload_len, seg.ack, seg.window,
+            seg.flags,
+        )  # fmt: skip
+        # The one retransmission definition tcplens shows (flow JSON, graphs): tcp.resent.
+        self.resent = resent_segments(seg)
+        self.rtt = (rtt.kind, rtt.direction, rtt.time_ns, rtt.rtt_ns)
+        self.rtt_bounds = np.searchsorted(rtt.flow, np.arange(n + 1), side="left")
+        self.zw = (
+            zw.start_ns, zw.end_ns, zw.start_frame, zw.end_frame, zw.reopened, zw.direction,
+        )  # fmt: skip
+        # zero-window spans grouped by flow, each flow's in their own order
+        self.zw_order = np.argsort(zw.flow, kind="stable")
+        self.zw_bounds = np.searchsorted(zw.flow[self.zw_order], np.arange(n + 1), side="left")
+        self.flows = (
+            flows.id.astype(np.int64), flows.start_ns, flows.syn_ns, flows.handshake_ack_ns,
+            flows.first_frame, flows.handshake_syn_rtt_ns, flows.handshake_synack_rtt_ns,
+            flows.window_scale_client, flows.window_scale_server, flows.mss_client,
+            flows.mss_server,
+        )  # fmt: skip
+        self.gather_codes = np.array([ACK, RTT_DATA_ACK, RTT_TIMESTAMP], np.int64)
+
+
+def label_flows(cols: KernelColumns, origin: int, rows: I64) -> tuple[Intervals, I64]:
+    """The labelled time of the connections in flow ``rows`` (ascending), in one compiled call:
+    their intervals one connection after the other, and where each connection's begin."""
+    offsets = cols.seg[0]
+    # Rows a connection may write: handshake, request delay and turn, one per data segment of
+    # its main direction (at most that direction's segments), two per zero-window span.
+    c2s = offsets[2 * rows + 1] - offsets[2 * rows]
+    s2c = offsets[2 * rows + 2] - offsets[2 * rows + 1]
+    sizes = np.maximum(c2s, s2c) + 3 + 2 * (cols.zw_bounds[rows + 1] - cols.zw_bounds[rows])
+    bound = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    (flow, t0, t1, factor, frame0, frame1, stall), starts = flow_labels.label_flows(
+        rows.astype(np.int64), bound, np.int64(origin), cols.seg, cols.resent, cols.rtt,
+        cols.rtt_bounds, cols.zw, cols.zw_order, cols.zw_bounds, cols.flows, cols.gather_codes,
+        CODES,
+    )  # fmt: skip
+    return Intervals(flow, t0, t1, factor, frame0, frame1, stall), starts
+
+
+class LabelledConnections(Mapping[int, Connection]):
+    """The labelled connections by flow id, each built when a rule first asks for it: the rules
+    look at a few (the worst flow of each factor), the labelling itself needs none."""
+
+    def __init__(
+        self, analysis: TcpAnalysis, cols: KernelColumns, origin: int, facts: FlowFacts, rows: I64
+    ) -> None:
+        self._analysis, self._cols, self._origin, self._facts = analysis, cols, origin, facts
+        self._rows = {int(facts.id[r]): int(r) for r in rows.tolist()}
+        self._built: dict[int, Connection] = {}
+
+    def __getitem__(self, flow: int) -> Connection:
+        if flow not in self._built:
+            self._built[flow] = _connection(
+                self._analysis, self._cols, self._origin, self._facts, self._rows[flow]
+            )
+        return self._built[flow]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+def _connection(
+    analysis: TcpAnalysis, cols: KernelColumns, origin: int, facts: FlowFacts, f: int
+) -> Connection:
     def maybe(x: float) -> float | None:
         return None if np.isnan(x) else float(x)
 
-    out: list[Connection] = []
-    for f in chosen.tolist():  # per labelled connection; each step inside is vectorised
-        syn_rtt = int(flows.handshake_syn_rtt_ns[f])
-        synack_rtt = int(flows.handshake_synack_rtt_ns[f])
-        r = slice(int(rtt_bounds[f]), int(rtt_bounds[f + 1]))
-        transfers = [
-            tr
-            for d in (0, 1)
-            if (tr := _transfer(analysis, origin, f, d, r, syn_rtt, synack_rtt)) is not None
-        ]
-        out.append(
-            Connection(
-                flow=int(facts.id[f]),
-                client=endpoint_text(facts.client_addr[f], int(facts.client_port[f])),
-                server=endpoint_text(facts.server_addr[f], int(facts.server_port[f])),
-                start_s=float(facts.start_s[f]),
-                end_s=float(facts.end_s[f]),
-                syn_s=maybe(float(facts.syn_s[f])),
-                established_s=maybe(float(facts.established_s[f])),
-                handshake_rtt_s=maybe(float(facts.handshake_rtt_s[f])),
-                first_frame=int(facts.first_frame[f]),
-                syn_frame=int(facts.first_frame[f]) if not np.isnan(facts.syn_s[f]) else None,
-                transfers=tuple(transfers),
-            )
-        )
-    return out
+    transfers = [tr for d in (0, 1) if (tr := _transfer(analysis, cols, origin, f, d)) is not None]
+    return Connection(
+        flow=int(facts.id[f]),
+        client=endpoint_text(facts.client_addr[f], int(facts.client_port[f])),
+        server=endpoint_text(facts.server_addr[f], int(facts.server_port[f])),
+        start_s=float(facts.start_s[f]),
+        end_s=float(facts.end_s[f]),
+        syn_s=maybe(float(facts.syn_s[f])),
+        established_s=maybe(float(facts.established_s[f])),
+        handshake_rtt_s=maybe(float(facts.handshake_rtt_s[f])),
+        first_frame=int(facts.first_frame[f]),
+        syn_frame=int(facts.first_frame[f]) if not np.isnan(facts.syn_s[f]) else None,
+        transfers=tuple(transfers),
+    )
 
 
 def _transfer(
-    analysis: TcpAnalysis, origin: int, f: int, d: int, r: slice, syn_rtt: int, synack_rtt: int
+    analysis: TcpAnalysis, cols: KernelColumns, origin: int, f: int, d: int
 ) -> Transfer | None:
-    flows, seg, rtt = analysis.flows, analysis.segments, analysis.rtt
-    sent = seg.slice_of(f, d)
-    data = np.flatnonzero(seg.payload_len[sent] > 0) + sent.start
-    if data.size == 0:
-        return None
-    back = seg.slice_of(f, 1 - d)
-    acks = np.flatnonzero((seg.flags[back] & ACK) != 0) + back.start
+    """Direction ``d`` of flow row ``f``, cut out by the same kernel the labelling uses."""
+    flows = analysis.flows
     sender_is_client = d == CLIENT_TO_SERVER
-    # The receiver's window is scaled with the receiver's shift; unknown shift = unknown window.
     rcv_scale = flows.window_scale_server[f] if sender_is_client else flows.window_scale_client[f]
-    # An unknown scale leaves a window's size unknown, except zero: zero scaled is still zero.
-    raw = seg.window[acks]
-    window = raw if rcv_scale >= 0 else np.where(raw == 0, 0, -1)
-    zw = analysis.zero_windows
-    zsel = np.flatnonzero((zw.flow == f) & (zw.direction == 1 - d))
-    rcv_mss = int(flows.mss_server[f] if sender_is_client else flows.mss_client[f])
-    payload = seg.payload_len[data]
-    lag = sender_lag(syn_rtt, synack_rtt, sender_is_client)
-    kind, direction = rtt.kind[r], rtt.direction[r]
-    mine = (kind == RTT_DATA_ACK) & (direction == d)
-    echo = (kind == RTT_TIMESTAMP) & (direction == 1 - d)
-    echo_s = rtt.rtt_ns[r][echo] / 1e9
-    if lag is None:
-        # No handshake: the timestamp echo through the sender measures the same round trip.
-        lag = float(np.min(echo_s)) if echo_s.size else 0.0
+    rcv_mss = flows.mss_server[f] if sender_is_client else flows.mss_client[f]
+    part = flows.handshake_synack_rtt_ns[f] if sender_is_client else flows.handshake_syn_rtt_ns[f]
+    rows = cols.zw_order[cols.zw_bounds[f] : cols.zw_bounds[f + 1]]
+    (t, frame, seq, seq_end, retransmission, ack_t, ack_frame, ack, window, ack_payload, rtt_t,
+     rtt_s, echo_t, echo_s, zero_start, zero_end, zero_frame0, zero_frame1, zero_reopened, lag,
+     mss) = flow_labels.gather_transfer(
+        f, d, np.int64(origin), cols.seg, cols.resent, cols.rtt, cols.rtt_bounds[f],
+        cols.rtt_bounds[f + 1], cols.zw, rows, rcv_scale, rcv_mss, part, cols.gather_codes,
+    )  # fmt: skip
+    if t.size == 0:
+        return None
+    ends = [
+        (flows.client_addr[f], flows.client_port[f]),
+        (flows.server_addr[f], flows.server_port[f]),
+    ]
+    sender, receiver = ends if sender_is_client else ends[::-1]
     return Transfer(
         flow=int(flows.id[f]),
         direction="client_to_server" if sender_is_client else "server_to_client",
-        sender=endpoint_text(
-            flows.client_addr[f] if sender_is_client else flows.server_addr[f],
-            int(flows.client_port[f] if sender_is_client else flows.server_port[f]),
-        ),
-        receiver=endpoint_text(
-            flows.server_addr[f] if sender_is_client else flows.client_addr[f],
-            int(flows.server_port[f] if sender_is_client else flows.client_port[f]),
-        ),
-        mss=rcv_mss if rcv_mss > 0 else max(int(payload.max()), 1),
+        sender=endpoint_text(sender[0], int(sender[1])),
+        receiver=endpoint_text(receiver[0], int(receiver[1])),
+        mss=int(mss),
         window_scale=int(rcv_scale),
-        lag_s=lag,
-        t=(seg.time_ns[data] - origin) / 1e9,
-        frame=seg.frame[data].astype(np.int64),
-        seq=seg.seq[data],
-        seq_end=seg.seq[data] + payload,
-        # The one retransmission definition tcplens shows (flow JSON, graphs): tcp.resent.
-        retransmission=resent(seg.seq[data], payload, seg.events[data]),
-        ack_t=(seg.time_ns[acks] - origin) / 1e9,
-        ack_frame=seg.frame[acks].astype(np.int64),
-        ack=seg.ack[acks],
-        window=window.astype(np.int64),
-        ack_payload=seg.payload_len[acks].astype(np.int64),
-        rtt_t=(rtt.time_ns[r][mine] - origin) / 1e9,
-        rtt_s=rtt.rtt_ns[r][mine] / 1e9,
-        echo_t=(rtt.time_ns[r][echo] - origin) / 1e9,
-        echo_s=echo_s,
-        zero_start=(zw.start_ns[zsel] - origin) / 1e9,
-        zero_end=(zw.end_ns[zsel] - origin) / 1e9,
-        zero_frames=np.stack((zw.start_frame[zsel], zw.end_frame[zsel]), axis=1).astype(np.int64),
-        zero_reopened=zw.reopened[zsel].astype(np.bool_),
-    )
+        lag_s=float(lag),
+        t=t, frame=frame, seq=seq, seq_end=seq_end, retransmission=retransmission,
+        ack_t=ack_t, ack_frame=ack_frame, ack=ack, window=window, ack_payload=ack_payload,
+        rtt_t=rtt_t, rtt_s=rtt_s, echo_t=echo_t, echo_s=echo_s,
+        zero_start=zero_start, zero_end=zero_end,
+        zero_frames=np.stack((zero_frame0, zero_frame1), axis=1),
+        zero_reopened=zero_reopened,
+    )  # fmt: skip
 
 
 def dns_exchanges(capture: Capture, origin_ns: int) -> list[DnsExchange]:

@@ -27,7 +27,7 @@ class Transfer:
     receiver's acknowledgements.
 
     ``lag_s`` is the time from the capture point to the data sender and back (half of the
-    handshake, see ``from_analysis.sender_lag``): near the sender it is ~0, near the receiver it is
+    handshake, see ``flow_labels.gather_transfer``): near the sender it is ~0, near the receiver it is
     the whole round trip. The sender decided to send a segment captured at time ``t`` knowing only
     the acknowledgements captured before ``t - lag_s``; every "what did the sender know" question
     in the rules uses that shift, which is what makes them hold at either capture point.

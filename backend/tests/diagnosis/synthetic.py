@@ -142,4 +142,4 @@ def context(conns: list[Connection]) -> Context:
         server_port=np.full(n, 80, np.uint16),
     )  # fmt: skip
     spans = Intervals.concat([label_connection(c) for c in conns])
-    return Context(facts, conns, spans, [])
+    return Context(facts, {c.flow: c for c in conns}, spans, [])

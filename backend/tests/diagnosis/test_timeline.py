@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcplens.diagnosis.finding import FACTOR_INDEX
-from tcplens.diagnosis.pauses import nagle_stalls
-from tcplens.diagnosis.timeline import label_transfer
+from tcplens.diagnosis.timeline import label_transfer, nagle_stalls
 from tests.diagnosis.synthetic import SEG, slow_start, transfer, window_rounds
 
 

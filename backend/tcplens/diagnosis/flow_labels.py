@@ -1,0 +1,281 @@
+"""Every connection's labelled time in one compiled call, read straight from the TCP analysis.
+
+``gather_transfer`` cuts one direction of one flow out of the columnar analysis (Segments,
+RttSamples, ZeroWindowSpans) as a transfer's arrays; ``label_connection`` labels a connection
+from its transfers (handshake, first turn, main transfer, zero-window time around it; the why
+is in timeline.py); ``label_flows`` does both for every chosen connection, in parallel across
+connections, each writing its own rows of the output: deterministic, and no per-connection
+Python.
+
+numba keys a cached kernel on its own source file only; ``search.py`` drops the diagnosis's cache
+when any of its kernel files changed (``tcplens.kernel_cache``).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from tcplens.diagnosis.labelling import (
+    C_APPLICATION,
+    C_LATENCY,
+    C_RECEIVER_APP,
+    C_SETUP,
+    label_transfer,
+)
+
+# Layout of one transfer's arrays as the kernels pass them around (a tuple: numba types it
+# field by field): see transfer.Transfer for what each one is.
+T_T, T_FRAME, T_SEQ, T_SEQ_END, T_RETRANS = 0, 1, 2, 3, 4
+T_ACK_T, T_ACK_FRAME, T_ACK, T_WINDOW, T_ACK_PAYLOAD = 5, 6, 7, 8, 9
+T_RTT_T, T_RTT_S, T_ECHO_T, T_ECHO_S = 10, 11, 12, 13
+T_ZERO_START, T_ZERO_END, T_ZERO_FRAME0, T_ZERO_FRAME1, T_ZERO_REOPENED = 14, 15, 16, 17, 18
+T_LAG, T_MSS = 19, 20
+
+
+@numba.njit(cache=True)
+def _emit(out, pos, flow, t0, t1, factor, frame0, frame1, stall):  # type: ignore[no-untyped-def]
+    o_flow, o_t0, o_t1, o_factor, o_frame0, o_frame1, o_stall = out
+    o_flow[pos], o_t0[pos], o_t1[pos], o_factor[pos] = flow, t0, t1, factor
+    o_frame0[pos], o_frame1[pos], o_stall[pos] = frame0, frame1, stall
+    return pos + 1
+
+
+@numba.njit(cache=True)
+def min_rtt(tx0, tx1, handshake_rtt_s):  # type: ignore[no-untyped-def]
+    """Smallest round trip seen: handshake, data->ACK plus ACK->data halves; 0 if none (see
+    ``transfer.Connection.min_rtt_s``)."""
+    best = np.inf
+    if handshake_rtt_s == handshake_rtt_s and handshake_rtt_s > 0:
+        best = handshake_rtt_s
+    for tx in (tx0, tx1):
+        if tx[T_T].size and tx[T_RTT_S].size:
+            best = min(best, tx[T_RTT_S].min() + tx[T_LAG])
+    return best if best < np.inf else 0.0
+
+
+@numba.njit(cache=True)
+def _payload_bytes(tx):  # type: ignore[no-untyped-def]
+    return tx[T_SEQ_END].max() - tx[T_SEQ].min() if tx[T_T].size else -1
+
+
+@numba.njit(cache=True)
+def label_connection(  # type: ignore[no-untyped-def]
+    tx0, tx1, flow, start_s, syn_s, established_s, handshake_rtt_s, first_frame, syn_frame,
+    codes, out, pos,
+):  # fmt: skip
+    """Labelled time of one connection into ``out`` from row ``pos``: the handshake, the first
+    turn, and the main transfer's intervals (timeline.py ``label_connection``). ``tx0``/``tx1``
+    are its transfers in order (no data: absent). Returns the next free row."""
+    base_rtt = min_rtt(tx0, tx1, handshake_rtt_s)
+    if syn_s == syn_s and established_s == established_s:
+        pos = _emit(out, pos, flow, syn_s, established_s, codes[C_SETUP], syn_frame,
+                    first_frame, established_s - syn_s)  # fmt: skip
+    if tx0[T_T].size == 0 and tx1[T_T].size == 0:
+        return pos
+    # The transfer with the most payload is labelled over its span (the first one on a tie).
+    main_is_1 = _payload_bytes(tx1) > _payload_bytes(tx0)
+    main = tx1 if main_is_1 else tx0
+    other = tx0 if main_is_1 else tx1
+    t = main[T_T]
+    turn_start = established_s if established_s == established_s else start_s
+    slow_turn = 2.0 * base_rtt + 0.05  # a round trip each way and some scheduling
+    first = first_frame
+    if other[T_T].size and other[T_T][0] < t[0]:  # a request preceded it: the turn starts there
+        asked = other[T_T][0]
+        first = other[T_FRAME][0]
+        if established_s == established_s and asked - established_s > slow_turn:
+            # the client's own delay between the handshake and its request
+            pos = _emit(out, pos, flow, established_s, asked, codes[C_APPLICATION],
+                        first_frame, first, asked - established_s)  # fmt: skip
+        turn_start = asked
+    turn = t[0] - turn_start
+    if turn > 0:
+        factor = codes[C_LATENCY] if turn <= slow_turn else codes[C_APPLICATION]
+        pos = _emit(out, pos, flow, turn_start, t[0], factor, first, main[T_FRAME][0], turn)
+    label, stall = label_transfer(
+        t, main[T_SEQ], main[T_SEQ_END], main[T_RETRANS], main[T_ACK_T], main[T_ACK],
+        main[T_WINDOW], main[T_ACK_PAYLOAD], main[T_RTT_T], main[T_RTT_S], main[T_ECHO_T],
+        main[T_ECHO_S], main[T_LAG], main[T_MSS], base_rtt, codes,
+    )  # fmt: skip
+    frame = main[T_FRAME]
+    for i in range(label.size):
+        pos = _emit(out, pos, flow, t[i], t[i + 1], label[i], frame[i], frame[i + 1], stall[i])
+    # Zero-window time outside the span of the data segments (receiver_app): after the last
+    # one (a receiver that never reads again: the sender only probes) or before the first (a
+    # capture that starts mid-stall) nothing else would say it.
+    z0, z1 = main[T_ZERO_START], main[T_ZERO_END]
+    zf0, zf1 = main[T_ZERO_FRAME0], main[T_ZERO_FRAME1]
+    last = t[t.size - 1]
+    for z in range(z0.size):
+        a = max(z0[z], last)
+        if z1[z] > a:
+            pos = _emit(out, pos, flow, a, z1[z], codes[C_RECEIVER_APP], zf0[z], zf1[z], z1[z] - a)
+    for z in range(z0.size):
+        b = min(z1[z], t[0])
+        if b > z0[z]:
+            pos = _emit(out, pos, flow, z0[z], b, codes[C_RECEIVER_APP], zf0[z], zf1[z], b - z0[z])
+    return pos
+
+
+@numba.njit(cache=True)
+def gather_transfer(  # type: ignore[no-untyped-def]
+    f, d, origin, seg, resent, rtt, rtt_lo, rtt_hi, zw, zw_rows, rcv_scale, rcv_mss,
+    sender_lag_ns, codes,
+):  # fmt: skip
+    """One direction ``d`` of flow row ``f`` as a transfer's arrays (the layout above), read
+    straight from the TCP analysis: the sender's data segments, the receiver's segments
+    carrying an ACK, this direction's data->ACK RTT samples and the timestamp echoes through
+    the sender, the receiver's zero-window spans. Times in seconds since ``origin`` (ns).
+
+    ``seg`` = (offsets, time_ns, frame, seq, payload_len, ack, window, flags) of Segments,
+    ``rtt`` = (kind, direction, time_ns, rtt_ns) of RttSamples (rows ``rtt_lo:rtt_hi`` are
+    this flow's), ``zw`` = (start_ns, end_ns, start_frame, end_frame, reopened, direction) of
+    ZeroWindowSpans (``zw_rows`` this flow's, in their order); ``codes`` = (ACK flag,
+    RTT_DATA_ACK, RTT_TIMESTAMP).
+    """
+    offsets, time_ns, frame, seqs, payload, acks, window, flags = seg
+    ack_flag, kind_data_ack, kind_timestamp = codes[0], codes[1], codes[2]
+    a, b = offsets[2 * f + d], offsets[2 * f + d + 1]
+    n = 0
+    for r in range(a, b):
+        n += payload[r] > 0
+    t = np.empty(n)
+    fr = np.empty(n, np.int64)
+    seq = np.empty(n, np.int64)
+    seq_end = np.empty(n, np.int64)
+    retrans = np.empty(n, np.bool_)
+    i = 0
+    for r in range(a, b):
+        if payload[r] > 0:
+            t[i] = (time_ns[r] - origin) / 1e9
+            fr[i] = frame[r]
+            seq[i] = seqs[r]
+            seq_end[i] = seqs[r] + payload[r]
+            retrans[i] = resent[r]
+            i += 1
+    a, b = offsets[2 * f + 1 - d], offsets[2 * f + 2 - d]
+    m = 0
+    for r in range(a, b):
+        m += (flags[r] & ack_flag) != 0
+    ack_t = np.empty(m)
+    ack_frame = np.empty(m, np.int64)
+    ack = np.empty(m, np.int64)
+    win = np.empty(m, np.int64)
+    ack_payload = np.empty(m, np.int64)
+    i = 0
+    for r in range(a, b):
+        if (flags[r] & ack_flag) != 0:
+            ack_t[i] = (time_ns[r] - origin) / 1e9
+            ack_frame[i] = frame[r]
+            ack[i] = acks[r]
+            # An unknown scale leaves a window's size unknown (-1), except zero: zero scaled
+            # is still zero.
+            w = np.int64(window[r])
+            win[i] = w if rcv_scale >= 0 else (0 if w == 0 else -1)
+            ack_payload[i] = payload[r]
+            i += 1
+    kind, direction, r_time, r_rtt = rtt
+    n_mine = 0
+    n_echo = 0
+    for r in range(rtt_lo, rtt_hi):
+        n_mine += kind[r] == kind_data_ack and direction[r] == d
+        n_echo += kind[r] == kind_timestamp and direction[r] == 1 - d
+    rtt_t = np.empty(n_mine)
+    rtt_s = np.empty(n_mine)
+    echo_t = np.empty(n_echo)
+    echo_s = np.empty(n_echo)
+    n_mine = 0
+    n_echo = 0
+    for r in range(rtt_lo, rtt_hi):
+        if kind[r] == kind_data_ack and direction[r] == d:
+            rtt_t[n_mine] = (r_time[r] - origin) / 1e9
+            rtt_s[n_mine] = r_rtt[r] / 1e9
+            n_mine += 1
+        elif kind[r] == kind_timestamp and direction[r] == 1 - d:
+            echo_t[n_echo] = (r_time[r] - origin) / 1e9
+            echo_s[n_echo] = r_rtt[r] / 1e9
+            n_echo += 1
+    z_start, z_end, z_frame0, z_frame1, z_reopened, z_dir = zw
+    nz = 0
+    for z in zw_rows:
+        nz += z_dir[z] == 1 - d
+    zs = np.empty(nz)
+    ze = np.empty(nz)
+    zf0 = np.empty(nz, np.int64)
+    zf1 = np.empty(nz, np.int64)
+    zr = np.empty(nz, np.bool_)
+    nz = 0
+    for z in zw_rows:
+        if z_dir[z] == 1 - d:
+            zs[nz] = (z_start[z] - origin) / 1e9
+            ze[nz] = (z_end[z] - origin) / 1e9
+            zf0[nz], zf1[nz], zr[nz] = z_frame0[z], z_frame1[z], z_reopened[z]
+            nz += 1
+    # The round trip from the capture point to the sender and back: the handshake splits the
+    # round trip at the capture point, SYN -> SYN/ACK is the part through the server, SYN/ACK
+    # -> ACK the part through the client (the caller passes the sender's part). No handshake:
+    # the timestamp echo through the sender measures the same round trip.
+    lag = sender_lag_ns / 1e9 if sender_lag_ns >= 0 else (echo_s.min() if n_echo else 0.0)
+    mss = np.int64(rcv_mss)
+    if mss <= 0:  # no MSS option: the largest payload sent
+        mss = np.int64(1)
+        for i in range(n):
+            mss = max(mss, seq_end[i] - seq[i])
+    return (t, fr, seq, seq_end, retrans, ack_t, ack_frame, ack, win, ack_payload,
+            rtt_t, rtt_s, echo_t, echo_s, zs, ze, zf0, zf1, zr, lag, mss)  # fmt: skip
+
+
+@numba.njit(cache=True, parallel=True)
+def label_flows(  # type: ignore[no-untyped-def]
+    chosen, bound, origin, seg, resent, rtt, rtt_bounds, zw, zw_order, zw_bounds, flows,
+    gather_codes, codes,
+):  # fmt: skip
+    """Label every chosen connection (flow rows, ascending) at once, in parallel across
+    connections: each writes its intervals from its own row ``bound[c]`` on and reports how
+    many it wrote; then the blocks are packed. Returns the intervals (``timeline.Intervals``'
+    columns) and where each connection's begin. ``flows`` = (id, start_ns, syn_ns, handshake_ack_ns, first_frame,
+    handshake_syn_rtt_ns, handshake_synack_rtt_ns, window_scale_client, window_scale_server,
+    mss_client, mss_server) of Flows."""
+    (fid, start_ns, syn_ns, est_ns, first_frame, syn_rtt, synack_rtt,
+     scale_client, scale_server, mss_client, mss_server) = flows  # fmt: skip
+    total = bound[-1]
+    out = (
+        np.empty(total, np.int64), np.empty(total), np.empty(total), np.empty(total, np.int8),
+        np.empty(total, np.int64), np.empty(total, np.int64), np.empty(total),
+    )  # fmt: skip
+    written = np.zeros(chosen.size, np.int64)
+    for c in numba.prange(chosen.size):
+        f = chosen[c]
+        rows = zw_order[zw_bounds[f] : zw_bounds[f + 1]]
+        hs_syn, hs_synack = syn_rtt[f], synack_rtt[f]
+        # The receiver's window scale and MSS; the sender's lag is the handshake part through
+        # the sender: SYN/ACK -> ACK when the client sends, SYN -> SYN/ACK when the server does.
+        tx0 = gather_transfer(f, 0, origin, seg, resent, rtt, rtt_bounds[f], rtt_bounds[f + 1],
+                              zw, rows, scale_server[f], mss_server[f], hs_synack, gather_codes)  # fmt: skip
+        tx1 = gather_transfer(f, 1, origin, seg, resent, rtt, rtt_bounds[f], rtt_bounds[f + 1],
+                              zw, rows, scale_client[f], mss_client[f], hs_syn, gather_codes)  # fmt: skip
+        hs = (hs_syn + hs_synack) / 1e9 if hs_syn >= 0 and hs_synack >= 0 else np.nan
+        syn_s = (syn_ns[f] - origin) / 1e9 if syn_ns[f] >= 0 else np.nan
+        est_s = (est_ns[f] - origin) / 1e9 if est_ns[f] >= 0 else np.nan
+        first = np.int64(first_frame[f])
+        end = label_connection(tx0, tx1, fid[f], (start_ns[f] - origin) / 1e9, syn_s, est_s, hs,
+                               first, first, codes, out, bound[c])  # fmt: skip
+        written[c] = end - bound[c]
+    # Close the gaps between the connections' blocks.
+    starts = np.zeros(chosen.size + 1, np.int64)
+    for c in range(chosen.size):
+        starts[c + 1] = starts[c] + written[c]
+    n = starts[-1]
+    packed = (
+        np.empty(n, np.int64), np.empty(n), np.empty(n), np.empty(n, np.int8),
+        np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n),
+    )  # fmt: skip
+    for c in numba.prange(chosen.size):
+        src, dst = bound[c], starts[c]
+        for i in range(written[c]):
+            packed[0][dst + i], packed[1][dst + i] = out[0][src + i], out[1][src + i]
+            packed[2][dst + i], packed[3][dst + i] = out[2][src + i], out[3][src + i]
+            packed[4][dst + i], packed[5][dst + i] = out[4][src + i], out[5][src + i]
+            packed[6][dst + i] = out[6][src + i]
+    return packed, starts

@@ -1,0 +1,398 @@
+"""The period labelling's per-segment work, compiled: one sequential scan per transfer.
+
+``timeline.py`` says what each label means and why (T-RAT, Siekkinen et al.); this module
+computes the labels. The questions asked of every interval between two data segments ("what
+did the sender know just before it resumed?") are searches in the receiver's ACK stream; here
+each is a gallop from the previous answer, so a transfer costs a few passes over its segments
+and ACKs instead of a binary search per question. Every quantity is the same float/int
+arithmetic as the vectorised formulation it replaced (same operations, same order, numpy's own
+``searchsorted`` and ``interp`` semantics), so the labels are bit for bit what they were.
+
+A compiled kernel freezes the globals it reads, and numba's cache does not notice when another
+module changes them: codes defined elsewhere (factor indices, TCP flag and event bits, RTT sample
+kinds) are passed in as arguments, and the thresholds live here, in a kernel file the cache
+guard (``search.py``) watches.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from tcplens.diagnosis.search import interp, searchsorted
+
+# A round trip counts as inflated by queueing when it exceeds the smallest one by a quarter, and by
+# at least 2 ms (timer and scheduling noise of the hosts). A 60 ms queue on a 30 ms path is +200%;
+# 1% random loss without a queue stays within +15%.
+QUEUE_INFLATION = 0.25
+QUEUE_INFLATION_FLOOR_S = 0.002
+# Drops at a full queue rarer than one per this many round trips are TCP probing a full path.
+RARE_LOSS_RTTS = 20.0
+# A receiver whose application keeps up advertises its whole buffer on every ACK (the window
+# only moves by rounding to the window scale); one whose window is below 3/4 of the largest it
+# offered holds unread data. slow_reader_get_10ms_v6 (reads every 40 ms) offers 57-64 % of its
+# largest window after each read; rcvbuf_locked_download stays at 100 %.
+UNREAD_WINDOW = 0.75
+# Linux delays an ACK at least 40 ms (TCP_DELACK_MIN), Windows 200 ms, macOS 100 ms: a stall of
+# 25 ms beyond the round trip is a delayed ACK and not jitter.
+DELAYED_ACK_MIN_S = 0.025
+# An application-level acknowledgement ("ACK!", a 4-byte sequence number) is this small; the
+# smallest HTTP/1.1 response ("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n") is 38 bytes.
+APP_ACK_MAX_BYTES = 32
+BIG = np.iinfo(np.int64).max // 4  # a right edge that is no limit (unknown window)
+
+# Indices of ``codes`` (factor indices as in finding.FACTORS, -1 for idle).
+C_BANDWIDTH, C_SLOW_START, C_LOSS, C_SENDER_BUFFER = 0, 1, 2, 3
+C_LATENCY, C_APPLICATION, C_RECEIVER_WINDOW, C_RECEIVER_APP = 4, 5, 6, 7
+C_NAGLE, C_SETUP = 8, 9
+N_CODES = 10
+
+
+def pause_after(rtt_s: float) -> float:
+    """A gap between two segments longer than this is a pause, not back-to-back sending."""
+    return max(0.001, 0.1 * rtt_s)
+
+
+def idle_after(rtt_s: float) -> float:
+    """A pause with nothing outstanding longer than this is idle time, not an application turn."""
+    return max(0.5, 4.0 * rtt_s)
+
+
+def think_after(rtt_s: float) -> float:
+    """A sender answering later than this after the request arrived was busy (thinking)."""
+    return max(0.02, 0.5 * rtt_s)
+
+
+_pause_after = numba.njit(cache=True)(pause_after)
+_idle_after = numba.njit(cache=True)(idle_after)
+_think_after = numba.njit(cache=True)(think_after)
+
+
+@numba.njit(cache=True)
+def _add_rtt_part(out, query, ts, vs, default):  # type: ignore[no-untyped-def]
+    if vs.size >= 3:
+        smooth = np.empty(vs.size - 2)
+        for i in range(smooth.size):
+            a = min(vs[i], vs[i + 1])
+            smooth[i] = min(a, vs[i + 2])
+        part = interp(query, ts[1:-1], smooth)
+        for i in range(out.size):
+            out[i] += part[i]
+    elif vs.size:
+        low = vs.min()
+        for i in range(out.size):
+            out[i] += low
+    else:
+        d = max(default, 0.0)
+        for i in range(out.size):
+            out[i] += d
+
+
+@numba.njit(cache=True)
+def rtt_at(query, rtt_t, rtt_s, echo_t, echo_s, lag, base_rtt):  # type: ignore[no-untyped-def]
+    """Round-trip estimate at each query time: data->ACK part plus the part through the sender.
+
+    Each part is interpolated from its samples; a 3-sample running minimum takes out isolated
+    delayed ACKs (a receiver may hold an ACK 40-200 ms), which are not queueing.
+    """
+    out = np.zeros(query.size)
+    _add_rtt_part(out, query, rtt_t, rtt_s, base_rtt - lag)
+    _add_rtt_part(out, query, echo_t, echo_s, lag)
+    return out
+
+
+@numba.njit(cache=True)
+def pause_causes(t, ack_t, ack_payload, lag, base_rtt, hi):  # type: ignore[no-untyped-def]
+    """For each interval ``[t[i], t[i+1])``: what the peer sent during it (bytes), how long the
+    sender took to resume after the peer's last message with content, and whether the resume
+    followed an ACK at once. ``hi`` is the number of ACKs the sender had seen when it resumed.
+
+    A message that carries content (more than an application-level acknowledgement of
+    ``APP_ACK_MAX_BYTES``) answered within ``think_after(rtt)`` is a request/response exchange,
+    one round trip (``latency``: a pooled HTTP connection asking for one object after another);
+    a tiny answer that only says "go on" is a stop-and-wait protocol, and a long wait after the
+    request is the sender's application thinking (both ``application``).
+    """
+    k = t.size - 1
+    answer = np.zeros(k, np.int64)
+    think = np.full(k, np.inf)
+    woke = np.zeros(k, np.bool_)
+    m = ack_t.size
+    if m == 0 or k <= 0:
+        return answer, think, woke
+    t0, t1 = t[:-1], t[1:]
+    lo = searchsorted(ack_t, t0 - lag, True)
+    csum = np.zeros(m + 1, np.int64)
+    for i in range(m):
+        csum[i + 1] = csum[i] + ack_payload[i]
+    tolerance = max(0.001, 0.1 * base_rtt) + 0.2 * lag
+    for i in range(k):
+        answer[i] = csum[hi[i]] - csum[lo[i]]
+        last = hi[i] - 1
+        heard_any = (ack_t[last] if last >= 0 else -np.inf) + lag
+        woke[i] = last >= lo[i] and abs(t1[i] - heard_any) <= tolerance
+    n_data = 0
+    for i in range(m):
+        n_data += ack_payload[i] > 0
+    if n_data:
+        data_t = np.empty(n_data)
+        n_data = 0
+        for i in range(m):
+            if ack_payload[i] > 0:
+                data_t[n_data] = ack_t[i]
+                n_data += 1
+        view_end = t1 - 0.8 * lag
+        kk = searchsorted(data_t, view_end, True) - 1
+        for i in range(k):
+            heard = (data_t[kk[i]] if kk[i] >= 0 else -np.inf) + lag
+            think[i] = t1[i] - heard
+    return answer, think, woke
+
+
+@numba.njit(cache=True)
+def nagle_stalls(  # type: ignore[no-untyped-def]
+    t, seq, seq_end, retrans, ack_t, ack_cum, edge_cum, ack_payload, lag, mss, base_rtt
+):
+    """Intervals where Nagle's algorithm (RFC 896, RFC 1122 §4.2.3.4) waited for a delayed ACK,
+    and the delay beyond the round trip.
+
+    Interval i qualifies when segment i was smaller than a full segment, its ACK (a pure ACK: a
+    response would make it a request/response turn) arrived at least ``DELAYED_ACK_MIN_S`` later
+    than the round trip explains, and segment i+1 followed that ACK at once — and fitted in the
+    window offered before that ACK: an ACK that opened the window (a slow reader's window update)
+    means the window held it, not Nagle.
+    """
+    n = t.size
+    k = max(n - 1, 0)
+    stall = np.zeros(k, np.bool_)
+    delay_out = np.zeros(k)
+    m = ack_t.size
+    if n < 2 or m == 0:
+        return stall, delay_out
+    high = np.empty(k, np.int64)
+    run = seq_end[0]
+    for i in range(k):
+        run = max(run, seq_end[i])
+        high[i] = run
+    q = searchsorted(ack_cum, high, False)
+    far_side = max(base_rtt - lag, 0.0)  # capture point -> receiver -> capture point
+    tolerance = max(0.002, 0.1 * base_rtt)
+    for i in range(k):
+        j = min(q[i], m - 1)
+        delay = (ack_t[j] - t[i]) - far_side
+        follow = t[i + 1] - (ack_t[j] + lag)
+        edge_before = edge_cum[j - 1] if j > 0 else BIG
+        s = (
+            (seq_end[i] - seq[i]) < mss
+            and ack_cum[j] >= high[i]
+            and not ack_payload[j] > 0
+            and delay >= DELAYED_ACK_MIN_S
+            and follow >= -tolerance
+            and follow <= tolerance
+            and not retrans[i + 1]
+            and seq_end[i + 1] <= edge_before
+        )
+        stall[i] = s
+        delay_out[i] = delay if s else 0.0
+    return stall, delay_out
+
+
+@numba.njit(cache=True)
+def _pick(values, idx, i, before):  # type: ignore[no-untyped-def]
+    """``values[idx[i]]``, or ``before`` where nothing was seen yet (index -1, or no values)."""
+    j = idx[i]
+    return values[j] if values.size and j >= 0 else before
+
+
+@numba.njit(cache=True)
+def label_transfer(  # type: ignore[no-untyped-def]
+    t, seq, seq_end, retrans, ack_t, ack, window, ack_payload,
+    rtt_t, rtt_s, echo_t, echo_s, lag, mss, base_rtt, codes,
+):  # fmt: skip
+    """Label each interval ``[t[i], t[i+1])`` between consecutive data segments of one transfer
+    (timeline.py's steps 1-6). Returns (factor code, stall seconds) per interval."""
+    n = t.size
+    k = max(n - 1, 0)
+    label = np.empty(k, np.int8)
+    stall_s = np.empty(k)
+    if n < 2:
+        return label, stall_s
+    m = ack_t.size
+    t0, t1 = t[:-1], t[1:]
+    seg = 1
+    high_all = np.empty(n, np.int64)  # highest byte sent up to and including segment i
+    run = seq_end[0]
+    for i in range(n):
+        seg = max(seg, seq_end[i] - seq[i])
+        run = max(run, seq_end[i])
+        high_all[i] = run
+    high = high_all[:-1]
+
+    ack_cum = np.empty(m, np.int64)
+    edge_cum = np.empty(m, np.int64)  # right edge (ack + window) as far as it ever reached
+    win_max = np.empty(m, np.int64)
+    win_or_big = np.empty(m, np.int64)
+    for j in range(m):
+        known = window[j] >= 0
+        edge = ack[j] + max(window[j], 0) if known else BIG
+        w = window[j] if known else 0
+        if j == 0:
+            ack_cum[j], edge_cum[j], win_max[j] = ack[j], edge, w
+        else:
+            ack_cum[j] = max(ack_cum[j - 1], ack[j])
+            edge_cum[j] = max(edge_cum[j - 1], edge)
+            win_max[j] = max(win_max[j - 1], w)
+        win_or_big[j] = window[j] if known else BIG
+
+    # What the sender knew just before it resumed, and when segment i left (see timeline.py).
+    jitter = max(0.0005, 0.2 * lag)
+    at_resume = searchsorted(ack_t, t1 - lag - jitter, True) - 1
+    hi = searchsorted(ack_t, t1 - 0.8 * lag, True)  # ACKs seen when it resumed, lag-shifted
+    seen = hi - 1
+    at_start = searchsorted(ack_t, t0 - lag + max(0.0005, 0.05 * lag), True) - 1
+    answer, think, woke = pause_causes(t, ack_t, ack_payload, lag, base_rtt, hi)
+    nagle, nagle_delay = nagle_stalls(
+        t, seq, seq_end, retrans, ack_t, ack_cum, edge_cum, ack_payload, lag, mss, base_rtt
+    )
+
+    # Loss recovery: from each retransmission until the data outstanding then is acknowledged.
+    n_rtx = 0
+    for i in range(n):
+        n_rtx += retrans[i]
+    rtx_idx = np.empty(n_rtx, np.int64)
+    n_rtx = 0
+    for i in range(n):
+        if retrans[i]:
+            rtx_idx[n_rtx] = i
+            n_rtx += 1
+    jr = np.empty(0, np.int64)  # for each interval, the latest retransmission before it
+    in_recovery = np.zeros(k, np.bool_)
+    latest_rtx = np.full(k, -1, np.int64)
+    first_episode = np.zeros(k, np.bool_)
+    episodes = 0
+    if n_rtx:
+        r_t = t[rtx_idx]
+        k_rec = searchsorted(ack_cum, high_all[rtx_idx], False)
+        end = np.empty(n_rtx)
+        reach = -np.inf
+        for r in range(n_rtx):
+            e = ack_t[k_rec[r]] if k_rec[r] < m else np.inf
+            reach = max(reach, e + lag) if r else e + lag
+            end[r] = reach
+        episodes = 1
+        for r in range(1, n_rtx):
+            episodes += r_t[r] > end[r - 1]
+        jr = searchsorted(r_t, t0, True) - 1
+        for i in range(k):
+            if jr[i] >= 0:
+                in_recovery[i] = end[jr[i]] > t0[i]
+                latest_rtx[i] = rtx_idx[jr[i]]
+                first_episode[i] = r_t[jr[i]] <= end[0]
+
+    # Data in flight as the sender saw it; its largest value since the sender last ran out of
+    # data, and two round trips earlier: a congestion window nothing cut keeps growing.
+    paused = np.empty(k, np.bool_)
+    all_acked = np.empty(k, np.bool_)
+    flight = np.empty(k, np.int64)
+    flight_before = np.empty(k, np.int64)
+    restart = np.empty(k, np.int64)
+    group_max = 0
+    for i in range(k):
+        paused[i] = (t1[i] - t0[i]) > _pause_after(base_rtt)
+        all_acked[i] = _pick(ack_cum, seen, i, 0) >= high[i]
+        flight[i] = high[i] - _pick(ack_cum, at_start, i, 0)
+        restart[i] = 0 if i == 0 else restart[i - 1] + (paused[i - 1] and all_acked[i - 1])
+        if i == 0 or restart[i] != restart[i - 1]:
+            flight_before[i] = flight[i]
+            group_max = flight[i]
+        else:
+            flight_before[i] = group_max
+            group_max = max(group_max, flight[i])
+    earlier = searchsorted(t0, t0 - 2.0 * base_rtt, True) - 1
+    next_round = searchsorted(t, t1 + 0.9 * base_rtt, False) - 1
+
+    rtt_now = rtt_at(t0, rtt_t, rtt_s, echo_t, echo_s, lag, base_rtt)
+    base = min(base_rtt, rtt_now.min())
+    inflated = base + max(QUEUE_INFLATION_FLOOR_S, QUEUE_INFLATION * base)
+    # A drop while the bottleneck's queue was full is TCP finding the path's limit: look at the
+    # queue a round trip before the retransmission (Karn's rule leaves no samples during it).
+    rtx_queued = np.zeros(k, np.bool_)
+    if n_rtx:
+        # The queue depends only on the latest retransmission: one estimate per retransmission.
+        dropped_at = t[rtx_idx] - base_rtt
+        q1 = rtt_at(dropped_at, rtt_t, rtt_s, echo_t, echo_s, lag, base_rtt)
+        q2 = rtt_at(dropped_at - base_rtt, rtt_t, rtt_s, echo_t, echo_s, lag, base_rtt)
+        for i in range(k):
+            if jr[i] >= 0:
+                rtx_queued[i] = max(q1[jr[i]], q2[jr[i]]) > inflated
+    any_queued_drop = False
+    first_queued_drop = False
+    for i in range(k):
+        any_queued_drop = any_queued_drop or rtx_queued[i]
+        first_queued_drop = first_queued_drop or (first_episode[i] and rtx_queued[i])
+    span_rtts = (t[n - 1] - t[0]) / base_rtt if base_rtt > 0 else 0.0
+    rare_drops = episodes > 0 and any_queued_drop and span_rtts >= RARE_LOSS_RTTS * episodes
+
+    pause_idle = _idle_after(base_rtt)
+    think_max = _think_after(base_rtt)
+    for i in range(k):
+        gap = t1[i] - t0[i]
+        edge_v = _pick(edge_cum, at_resume, i, BIG)
+        ack_v = _pick(ack_cum, at_resume, i, 0)
+        win_v = _pick(win_or_big, at_resume, i, BIG)
+        winmax_v = _pick(win_max, at_resume, i, 0)
+        blocked = edge_v - high[i] < seg
+        starved = blocked and (win_v < UNREAD_WINDOW * winmax_v or win_v == 0)
+        freed = (ack_v - _pick(ack_cum, at_start, i, 0)) >= 2 * seg
+        asked_late = answer[i] == 0 or (gap - think[i]) > pause_idle
+        idle = paused[i] and all_acked[i] and not blocked and gap > pause_idle and asked_late
+        exchange = answer[i] > APP_ACK_MAX_BYTES and think[i] <= think_max
+        lost_before = latest_rtx[i] >= 0
+        e = earlier[i]
+        flight_upto = max(flight_before[i], flight[i])
+        stalled = False
+        if e >= 0 and restart[e] == restart[i] and base_rtt > 0:
+            stalled = flight_upto - max(flight_before[e], flight[e]) < seg
+        queued = rtt_now[i] > inflated
+
+        f = codes[C_BANDWIDTH] if queued else codes[C_SLOW_START]
+        if lost_before and not queued:
+            f = codes[C_LOSS]
+        # Without loss the congestion window never shrinks: in flight below what the sender
+        # already had out (with the receiver's window room for it) is the data it had to send.
+        room = (edge_v - ack_v) >= flight_before[i] + 2 * seg
+        held = (flight[i] < 0.9 * flight_before[i] or stalled) and room
+        if f == codes[C_SLOW_START] and held:
+            f = codes[C_SENDER_BUFFER]
+        if paused[i] and freed and not all_acked[i]:
+            f = codes[C_SENDER_BUFFER]
+        waited = paused[i] and all_acked[i]
+        if waited:
+            f = codes[C_LATENCY] if exchange else codes[C_APPLICATION]
+            if answer[i] == 0 and woke[i]:
+                f = codes[C_SENDER_BUFFER]
+            # ...unless the round after the pause carried clearly more than the one before it
+            # (a congestion window growing round by round), or ended the transfer (undecided).
+            nr = next_round[i]
+            grew = high_all[max(nr, 0)] - high[i] > 1.5 * max(flight[i], seg)
+            if answer[i] == 0 and (grew or nr >= n - 1) and not lost_before:
+                f = codes[C_SLOW_START]
+        if idle:
+            f = -1
+        if blocked:
+            f = codes[C_RECEIVER_WINDOW]
+        if starved:
+            f = codes[C_RECEIVER_APP]
+        if nagle[i]:
+            f = codes[C_NAGLE]
+        # One burst of drops when slow start first overflowed the queue is TCP starting on a
+        # full path; drops at a full queue rarer than RARE_LOSS_RTTS round trips are probing it.
+        if first_queued_drop and first_episode[i] and not queued and f == codes[C_LOSS]:
+            f = codes[C_SLOW_START]
+        if rare_drops and lost_before and not queued and f == codes[C_LOSS]:
+            f = codes[C_BANDWIDTH]
+        if in_recovery[i] or retrans[i + 1]:
+            f = codes[C_BANDWIDTH] if rtx_queued[i] else codes[C_LOSS]
+        label[i] = f
+        stall_s[i] = nagle_delay[i] if nagle[i] else gap
+    return label, stall_s

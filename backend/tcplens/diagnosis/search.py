@@ -1,0 +1,144 @@
+"""numpy's ``searchsorted`` and ``interp``, compiled, with numpy's exact answers.
+
+The period labelling (``labelling.py``) asks, for every interval between two data segments,
+what the sender had seen of the receiver's ACK stream: searches whose consecutive keys land
+close together. A gallop from the previous answer makes each O(1) instead of a binary search;
+on a sorted array the answer is unique, so it is numpy's. On an unsorted one (a capture whose
+clock stepped back) numpy's own binary search is replayed, hint included: the labels never
+depend on which implementation answered.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numba
+import numpy as np
+
+from tcplens.kernel_cache import drop_stale_kernel_cache
+
+# The diagnosis kernels call each other across these files (this one is imported first).
+drop_stale_kernel_cache(Path(__file__).resolve().parent, ("search", "labelling", "flow_labels"))
+
+
+@numba.njit(cache=True, inline="always")
+def _lt(a, b):  # type: ignore[no-untyped-def]
+    """numpy's sort order: NaN after every number (``Tag::less`` of npysort)."""
+    return a < b or (b != b and a == a)
+
+
+@numba.njit(cache=True, inline="always")
+def _before(e, key, right):  # type: ignore[no-untyped-def]
+    """``e`` sorts before the insertion point of ``key`` (numpy's side comparators)."""
+    return (not _lt(key, e)) if right else _lt(e, key)
+
+
+@numba.njit(cache=True)
+def _is_sorted(a):  # type: ignore[no-untyped-def]
+    for i in range(1, a.size):  # noqa: SIM110 (numba: no generator in all())
+        if _lt(a[i], a[i - 1]):
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def _gallop(arr, key, right, h):  # type: ignore[no-untyped-def]
+    """Insertion point of ``key`` in the sorted ``arr``, searched outwards from ``h``: O(1)
+    when consecutive keys land close together, as the segment-by-segment questions do."""
+    n = arr.size
+    h = min(max(h, 0), n)
+    if h < n and _before(arr[h], key, right):
+        lo = h + 1
+        step = 1
+        hi = lo
+        while hi < n and _before(arr[hi], key, right):
+            lo = hi + 1
+            step *= 2
+            hi = lo + step - 1
+        hi = min(hi, n)
+    else:
+        hi = h
+        step = 1
+        lo = h - 1
+        while lo >= 0 and not _before(arr[lo], key, right):
+            hi = lo
+            step *= 2
+            lo = hi - step
+        lo = max(lo, -1) + 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if _before(arr[mid], key, right):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@numba.njit(cache=True)
+def searchsorted(arr, keys, right):  # type: ignore[no-untyped-def]
+    """``np.searchsorted(arr, keys, side="right" if right else "left")``, exactly.
+
+    On a sorted ``arr`` the answer is unique and a gallop finds it; on an unsorted one (a
+    capture whose clock stepped back) numpy's own binary search is replayed, hint included,
+    so the answer is still numpy's.
+    """
+    n = arr.size
+    out = np.empty(keys.size, np.int64)
+    if keys.size == 0:
+        return out
+    if _is_sorted(arr):
+        h = 0
+        for i in range(keys.size):
+            h = _gallop(arr, keys[i], right, h)
+            out[i] = h
+        return out
+    lo, hi, last = 0, n, keys[0]  # npysort/binsearch.cpp, binsearch<side>
+    for i in range(keys.size):
+        key = keys[i]
+        if _before(last, key, right):
+            hi = n
+        else:
+            lo = 0
+            hi = hi + 1 if hi < n else n
+        last = key
+        while lo < hi:
+            mid = lo + ((hi - lo) >> 1)
+            if _before(arr[mid], key, right):
+                lo = mid + 1
+            else:
+                hi = mid
+        out[i] = lo
+    return out
+
+
+@numba.njit(cache=True)
+def interp(x, xp, fp):  # type: ignore[no-untyped-def]
+    """``np.interp(x, xp, fp)`` for increasing ``xp``: numpy's arithmetic (compiled_base.c
+    ``arr_interp``), including its retry from the right end when a slope gives NaN."""
+    out = np.empty(x.size)
+    m = xp.size
+    lval, rval = fp[0], fp[m - 1]
+    j = 0
+    for i in range(x.size):
+        v = x[i]
+        if m == 1:  # numpy's own branch for one point (no NaN test there)
+            out[i] = lval if v < xp[0] else (rval if v > xp[0] else fp[0])
+        elif v != v:
+            out[i] = v
+        elif v > xp[m - 1]:
+            out[i] = rval
+        elif v < xp[0]:
+            out[i] = lval
+        else:
+            j = _gallop(xp, v, True, j + 1) - 1  # the last j with xp[j] <= v
+            if j == m - 1 or xp[j] == v:
+                out[i] = fp[j]
+            else:
+                slope = (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j])
+                r = slope * (v - xp[j]) + fp[j]
+                if r != r:
+                    r = slope * (v - xp[j + 1]) + fp[j + 1]
+                    if r != r and fp[j] == fp[j + 1]:
+                        r = fp[j]
+                out[i] = r
+    return out
