@@ -1,10 +1,11 @@
 // Performance of the flow graphs on a flow of a million packets, through the level-of-detail series
 // endpoint, in this machine's headless Chromium. Prints the figures; fails when the first draw takes
-// more than 300 ms once the data is there, or zoom/pan runs below 30 frames per second.
+// more than 300 ms from navigation (page.goto of the flow URL), or zoom/pan runs below 30 frames/s.
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import type { APIRequestContext } from "@playwright/test";
 import { expect, test } from "../fixtures";
 import { writeBulkTransferPcap } from "../pages/bulkTransfer";
 import { signUp, uploadAndAnalyse } from "../pages/flowCapture";
@@ -13,8 +14,16 @@ import { signUp, uploadAndAnalyse } from "../pages/flowCapture";
 test.use({ trace: "off" });
 
 const SEGMENTS = 500_000; // + as many ACKs: 1 000 103 packets in one flow
+/** Page loads measured; the best counts (other tenants' load only ever slows a run down). */
+const RUNS = 5;
+/** The graphs' request size (frontend MAX_POINTS), the resolution of the stored overview. */
+const GRAPH_POINTS = 16_000;
 
-test("a 1M-packet flow: first draw ≤ 300 ms, zoom and pan ≥ 30 frames/s", async ({ page }) => {
+test("a 1M-packet flow: first draw ≤ 300 ms, zoom and pan ≥ 30 frames/s", async ({
+  page,
+  browser,
+  baseURL,
+}) => {
   test.setTimeout(600_000);
   const dir = mkdtempSync(path.join(tmpdir(), "tcplens-perf-"));
   try {
@@ -25,38 +34,54 @@ test("a 1M-packet flow: first draw ≤ 300 ms, zoom and pan ≥ 30 frames/s", as
     const id = await uploadAndAnalyse(page.request, csrf, file, 480_000);
     const analysed = Date.now() - started;
 
-    // The machine is shared (other builds and tests run beside this one): each figure is the best
-    // of three runs, the usual way to keep other tenants' load out of a benchmark.
+    // From navigation: each run opens the flow URL in a fresh browser context (signed in), after
+    // one visit of the app's home page, so the app (HTML, bundle) is cached as for anyone who used
+    // it before while this flow's series are not: the first look at this flow. The machine is
+    // shared (other builds and tests run beside this one): each figure is the best of RUNS runs,
+    // the usual way to keep other tenants' load out of a benchmark; every run is printed.
+    const signedIn = await page.context().storageState();
+    const url = `/captures/${id}/flows/1?graph=tcptrace&direction=client_to_server`;
     const firsts: FirstDraw[] = [];
     const motions: Motion[] = [];
-    for (let run = 0; run < 3; run++) {
-      await page.goto(`/captures/${id}/flows/1?graph=tcptrace&direction=client_to_server`);
-      const graph = page.getByTestId("graph-tcptrace");
-      await expect(graph).toHaveAttribute("data-draws", /\d+/, { timeout: 60_000 });
-      await expect(graph).toHaveAttribute(
-        "data-retransmission-count",
-        String(Math.floor(SEGMENTS / 5000)),
-      );
-      firsts.push(await page.evaluate(measureFirstDraw));
-      await page.waitForTimeout(500); // let the page settle (the URL write, late layout) before timing
-      motions.push(await page.evaluate(measureMotion));
+    for (let run = 0; run < RUNS; run++) {
+      const context = await browser.newContext({ storageState: signedIn, baseURL });
+      try {
+        const fresh = await context.newPage();
+        await fresh.goto("/");
+        await fresh.waitForLoadState("networkidle");
+        // Waiting for the draw without polling the page (a locator assertion runs Playwright's
+        // script in the page every few milliseconds, on the main thread the page needs).
+        await fresh.addInitScript(firstDrawPromise);
+        await fresh.goto(url);
+        await fresh.evaluate(() => (window as unknown as FirstDrawWindow).tcplensFirstDraw);
+        const graph = fresh.getByTestId("graph-tcptrace");
+        await expect(graph).toHaveAttribute(
+          "data-retransmission-count",
+          String(Math.floor(SEGMENTS / 5000)),
+        );
+        firsts.push(await fresh.evaluate(measureFirstDraw));
+        await fresh.waitForTimeout(500); // let the page settle (the URL write, late layout) before timing
+        motions.push(await fresh.evaluate(measureMotion));
+      } finally {
+        await context.close();
+      }
     }
     const first = firsts.reduce((a, b) =>
-      b.firstDrawAfterDataMs < a.firstDrawAfterDataMs ? b : a,
+      b.firstDrawSinceNavigationMs < a.firstDrawSinceNavigationMs ? b : a,
     );
     const motion = motions.reduce((a, b) => (b.fps > a.fps ? b : a));
+    const endpoint = await seriesLatency(page.request, `/api/v1/captures/${id}/flows/1/series`);
 
     console.log(
       [
         `graph performance, ${packets.toLocaleString("en-US")} packets in one flow (analysed in ${(analysed / 1000).toFixed(1)} s):`,
-        `  series endpoint (whole flow, LOD): ${first.seriesMs.toFixed(0)} ms`,
-        `  first draw after the data arrived: ${first.firstDrawAfterDataMs.toFixed(0)} ms (canvas ${first.canvasMs.toFixed(1)} ms)`,
-        `  first draw since navigation: ${first.firstDrawSinceNavigationMs.toFixed(0)} ms`,
-        `  runs: first draw ${firsts.map((f) => f.firstDrawAfterDataMs.toFixed(0)).join(" / ")} ms, zoom/pan ${motions.map((m) => m.fps.toFixed(1)).join(" / ")} frames/s (best counts)`,
+        `  first draw since navigation: ${first.firstDrawSinceNavigationMs.toFixed(0)} ms (series answered at ${first.seriesDoneMs.toFixed(0)} ms, request ${first.seriesMs.toFixed(0)} ms, draw ${first.firstDrawAfterDataMs.toFixed(0)} ms after the data, canvas ${first.canvasMs.toFixed(1)} ms)`,
+        `  series endpoint from the API, median of ${endpoint.runs}: whole flow (overview) ${endpoint.overviewMs.toFixed(1)} ms, zoomed to a tenth ${endpoint.zoomedMs.toFixed(1)} ms`,
+        `  runs: first draw since navigation ${firsts.map((f) => f.firstDrawSinceNavigationMs.toFixed(0)).join(" / ")} ms, zoom/pan ${motions.map((m) => m.fps.toFixed(1)).join(" / ")} frames/s`,
         `  zoom/pan: ${motion.fps.toFixed(1)} frames/s over ${motion.seconds.toFixed(1)} s, p95 frame ${motion.p95FrameMs.toFixed(1)} ms, ${motion.redraws} redraws`,
       ].join("\n"),
     );
-    expect(first.firstDrawAfterDataMs).toBeLessThanOrEqual(300);
+    expect(first.firstDrawSinceNavigationMs).toBeLessThanOrEqual(300);
     expect(motion.fps).toBeGreaterThanOrEqual(30);
     expect(motion.redraws).toBeGreaterThanOrEqual(140);
   } finally {
@@ -66,6 +91,7 @@ test("a 1M-packet flow: first draw ≤ 300 ms, zoom and pan ≥ 30 frames/s", as
 
 interface FirstDraw {
   seriesMs: number;
+  seriesDoneMs: number;
   firstDrawAfterDataMs: number;
   firstDrawSinceNavigationMs: number;
   canvasMs: number;
@@ -77,6 +103,49 @@ interface Motion {
   seconds: number;
 }
 
+/**
+ * The series endpoint as the API answers it (no browser): the whole flow at the graphs' resolution
+ * (the overview stored at analysis time) and a tenth of the flow (reduced from the full series on
+ * request). The API client keeps no HTTP cache, so every run is answered by the server.
+ */
+async function seriesLatency(request: APIRequestContext, path: string) {
+  const runs = 5;
+  const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+  const time = async (query: string) => {
+    const started = performance.now();
+    const response = await request.get(`${path}?${query}`);
+    await response.body();
+    expect(response.ok()).toBe(true);
+    return performance.now() - started;
+  };
+  const overview: number[] = [];
+  const zoomed: number[] = [];
+  for (let run = 0; run < runs; run++) {
+    overview.push(await time(`direction=client_to_server&max_points=${GRAPH_POINTS}`));
+    zoomed.push(
+      await time(`direction=client_to_server&max_points=${GRAPH_POINTS * 3}&from=2&to=2.5`),
+    );
+  }
+  return { runs, overviewMs: median(overview), zoomedMs: median(zoomed) };
+}
+
+interface FirstDrawWindow {
+  tcplensFirstDraw: Promise<void>;
+}
+
+/** In the page, before its scripts: a promise of the graph's first draw (its User Timing mark). */
+function firstDrawPromise() {
+  (window as unknown as FirstDrawWindow).tcplensFirstDraw = new Promise<void>((resolve, reject) => {
+    setTimeout(() => reject(new Error("no graph drawn within 60 s")), 60_000);
+    new PerformanceObserver((list, observer) => {
+      if (list.getEntriesByName("tcplens:chart-draw").length > 0) {
+        observer.disconnect();
+        resolve();
+      }
+    }).observe({ type: "mark", buffered: true });
+  });
+}
+
 /** In the page: when the first draw came, after navigation and after the series data arrived. */
 function measureFirstDraw(): FirstDraw {
   const series = performance
@@ -86,6 +155,7 @@ function measureFirstDraw(): FirstDraw {
   const draw = performance.getEntriesByName("tcplens:chart-draw")[0] as PerformanceMark;
   return {
     seriesMs: Math.max(...series.slice(0, 2).map((e) => e.responseEnd - e.startTime)),
+    seriesDoneMs: dataAt,
     firstDrawAfterDataMs: draw.startTime - dataAt,
     firstDrawSinceNavigationMs: draw.startTime,
     canvasMs: draw.detail as number,

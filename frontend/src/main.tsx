@@ -1,3 +1,5 @@
+// First, before the rest of the app is evaluated: the page load's requests.
+import "./earlyRequests";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./app/App";

@@ -8,7 +8,6 @@ the two can never drift apart.
 from __future__ import annotations
 
 import hashlib
-import json
 import uuid
 from typing import Annotated, Literal
 
@@ -24,8 +23,8 @@ from tcplens.services.context import ServiceContext
 from tcplens.storage.series import (
     ARROW_STREAM_MEDIA_TYPE,
     EVENT_KINDS,
-    series_columns,
     series_to_arrow_stream,
+    series_to_json,
 )
 
 router = APIRouter(prefix="/captures/{capture_id}", tags=["results"])
@@ -146,20 +145,16 @@ def read_series(
         )
     # Serialised directly (the shape of SeriesOut): validating tens of thousands of numbers
     # through the response model would cost more than the reduction itself.
-    body = {
-        "flow": flow_id,
-        "direction": direction,
-        "points_in_range": window.points_in_range,
-        "returned_points": window.table.num_rows,
-        "reduced": window.reduced,
-        "event_kinds": list(EVENT_KINDS),
-        "columns": series_columns(window),
-    }
-    return Response(
-        json.dumps(body, separators=(",", ":"), allow_nan=False),
-        media_type="application/json",
-        headers=cache_headers,
+    body = series_to_json(
+        window,
+        flow=flow_id,
+        direction=direction,
+        points_in_range=window.points_in_range,
+        returned_points=window.table.num_rows,
+        reduced=window.reduced,
+        event_kinds=list(EVENT_KINDS),
     )
+    return Response(body, media_type="application/json", headers=cache_headers)
 
 
 FLOWS_DOC = "Flows of the capture, sortable by throughput, duration, retransmissions, time lost"

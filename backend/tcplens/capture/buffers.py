@@ -44,6 +44,9 @@ class CaptureBuffer(ABC):
     def close(self) -> None:  # noqa: B027 (optional: a stream buffer holds nothing to release)
         """Release the file mapping or the buffer."""
 
+    def release_before(self, offset: int) -> None:  # noqa: B027 (optional, as close)
+        """Bytes before stream offset ``offset`` are read: a mapping may drop their pages."""
+
     @property
     def problem(self) -> str | None:
         """Why the bytes ended early (a cut or corrupt compressed stream), if they did."""
@@ -81,6 +84,10 @@ class MappedBuffer(CaptureBuffer):
         if aligned > self._released and hasattr(mmap, "MADV_DONTNEED"):
             self._map.madvise(mmap.MADV_DONTNEED, self._released, aligned - self._released)
             self._released = aligned
+
+    def widen(self) -> None:
+        """Make the window the rest of the file (for a walk that needs no count first)."""
+        self._window(self.base, self.size)
 
     def release_all(self) -> None:
         if hasattr(mmap, "MADV_DONTNEED"):

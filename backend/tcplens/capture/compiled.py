@@ -21,21 +21,23 @@ from tcplens.capture.table import U8
 
 F = TypeVar("F", bound=Callable[..., object])
 
-_PACKAGE = Path(__file__).resolve().parent
 _KERNEL_MODULES = ("compiled", "link", "decode", "pcap", "pcapng", "dns", "records", "table")
 
 
-def _drop_stale_kernel_cache() -> None:
-    """Delete cached kernels compiled from other versions of the kernel modules.
+def drop_stale_kernel_cache(package_file: str, modules: tuple[str, ...]) -> None:
+    """Delete a package's cached kernels if they were compiled from other versions of ``modules``.
 
-    numba keys a cached kernel on its own file's timestamp only, but our kernels inline kernels
-    from other modules (``read_u32``, ``skip_link_header``): after a change there, numba would
-    load stale machine code. So the cache is tagged with a digest of all kernel sources.
+    numba keys a cached kernel on its own file's timestamp only, but kernels inline kernels from
+    other modules (``read_u32``, ``skip_link_header``): after a change there, numba would load
+    stale machine code. So the package's cache is tagged with a digest of all its kernel sources.
+    Call it at the top of the package's kernel modules (before any ``cache=True`` function),
+    with ``__file__`` of one of them and the names of every module whose kernels they use.
     """
+    package = Path(package_file).resolve().parent
     digest = hashlib.sha256()
-    for name in _KERNEL_MODULES:
-        digest.update((_PACKAGE / f"{name}.py").read_bytes())
-    cache = _PACKAGE / "__pycache__"
+    for name in modules:
+        digest.update((package / f"{name}.py").read_bytes())
+    cache = package / "__pycache__"
     tag = cache / "kernels.sha256"
     try:
         if tag.read_text() == digest.hexdigest():
@@ -49,12 +51,24 @@ def _drop_stale_kernel_cache() -> None:
         tag.write_text(digest.hexdigest())
 
 
-_drop_stale_kernel_cache()
+drop_stale_kernel_cache(__file__, _KERNEL_MODULES)
+numba.config.THREADING_LAYER = "workqueue"  # type: ignore[attr-defined]  # see parallel_kernel
 
 
 def kernel(function: F) -> F:
     """Compile ``function`` in nopython mode, cached; typed as the function itself for mypy."""
     return cast(F, numba.njit(cache=True, nogil=True)(function))
+
+
+def parallel_kernel(function: F) -> F:
+    """A kernel whose ``numba.prange`` loops run on all cores (rows independent of each other).
+
+    The threading layer is numba's own ``workqueue``: the analysis runs in processes forked from
+    a warmed-up fork server, and GNU OpenMP (numba's first choice when present) aborts a process
+    that forks after using it. ``workqueue`` survives fork but must not be entered by two threads
+    at once: call parallel kernels from one thread of a process.
+    """
+    return cast(F, numba.njit(cache=True, nogil=True, parallel=True)(function))
 
 
 def inline_kernel(function: F) -> F:
@@ -90,3 +104,19 @@ def read_u32(b: U8, pos: int, big: bool) -> int:
     if big:
         return (read_u16(b, pos, True) << 16) | read_u16(b, pos + 2, True)
     return (read_u16(b, pos + 2, False) << 16) | read_u16(b, pos, False)
+
+
+PAGE = 4096
+
+
+@parallel_kernel
+def touch_pages(arena: U8) -> None:
+    """Write one byte per page of a fresh, uninitialised array, on all cores.
+
+    The first write to a page of fresh memory costs a page fault and the page's zeroing, and
+    in this virtual machine also the host's fault: ~1 ns per byte, more than the decoding
+    itself. Taken page by page inside the sequential record walk that cost is serial; here the
+    cores share it. The array must be one the caller overwrites entirely afterwards.
+    """
+    for page in numba.prange((arena.shape[0] + PAGE - 1) // PAGE):
+        arena[page * PAGE] = 0

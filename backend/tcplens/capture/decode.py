@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import sys
 
+import numba
 import numpy as np
 
 from tcplens.capture import table
-from tcplens.capture.compiled import byte, inline_kernel, kernel, read_u16, read_u32
+from tcplens.capture.compiled import byte, inline_kernel, parallel_kernel, read_u16, read_u32
 from tcplens.capture.link import (
     NEXT_IPV4,
     NEXT_IPV6,
@@ -21,6 +22,7 @@ from tcplens.capture.link import (
     NEXT_UNSUPPORTED,
     skip_link_header,
 )
+from tcplens.capture.pcap import record_header as pcap_record_header
 from tcplens.capture.table import I8, I32, I64, MAX_SACK_BLOCKS, U8, U16, U32, B
 
 # the status bits as plain ints: numba mixes numpy uint8 scalars with int64 into floats
@@ -126,21 +128,36 @@ def _tcp_options(
         pos += length
 
 
-@kernel
+@parallel_kernel
 def decode_packets(
-    buf: U8, data_offset: I64, caplen: U32, origlen: U32, link_type: U16,
-    status: U8, ip_version: U8, src_words: U32, dst_words: U32, ip_proto: U8, ip_total_len: U32,
-    src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16, tcp_window: U16,
-    tcp_hdr_len: U8, tcp_payload_len: U32,
+    buf: U8, data_offset: I64, record_header: int, big: bool, nanoseconds: bool, if_link: U16,
+    first_frame: int, frame: U32, ts_ns: I64, interface: U16, caplen: U32, origlen: U32,
+    link_type: U16, status: U8, ip_version: U8, src_words: U32, dst_words: U32, ip_proto: U8,
+    ip_total_len: U32, src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16,
+    tcp_window: U16, tcp_hdr_len: U8, tcp_payload_len: U32,
     mss: I32, wscale: I8, sack_perm: B, sack_count: U8, sack_left: U32, sack_right: U32,
     has_ts: B, ts_val: U32, ts_ecr: U32, udp_payload: I64,
 ) -> None:  # fmt: skip
     """Decode every record into its row (absent options: -1, others 0); SACK columns come zeroed.
 
-    ``src_words``/``dst_words`` are the (n, 16) uint8 address columns viewed as (n, 4) uint32.
-    ``udp_payload`` (zeroed) gets the buffer offset of UDP port-53 payloads, for the DNS pass.
+    With ``record_header`` (pcap: 16), each packet's record header just before its bytes gives
+    its timestamp and lengths (in the file's byte order ``big``); without (pcapng), the walker
+    filled ``ts_ns``, ``caplen``, ``origlen`` and ``interface``. ``if_link`` maps an interface to
+    its link type. ``src_words``/``dst_words`` are the (n, 16) uint8 address columns viewed as
+    (n, 4) uint32. ``udp_payload`` gets the buffer offset of UDP port-53 payloads (else 0), for
+    the DNS pass.
     """
-    for i in range(data_offset.shape[0]):
+    for i in numba.prange(data_offset.shape[0]):  # rows are independent: split across cores
+        frame[i] = first_frame + i
+        if record_header:
+            ts, captured, wire = pcap_record_header(
+                buf, data_offset[i] - record_header, big, nanoseconds
+            )
+            ts_ns[i] = ts
+            caplen[i] = captured
+            origlen[i] = wire
+            interface[i] = 0
+        link_type[i] = if_link[interface[i]]
         # every column of the row is written here (the reader allocates them uninitialised:
         # zeroing them in a separate pass cost more than these stores), except the SACK ones,
         # which come zeroed and are only written when a packet has them
@@ -161,6 +178,7 @@ def decode_packets(
         has_ts[i] = False
         ts_val[i] = 0
         ts_ecr[i] = 0
+        udp_payload[i] = 0
         for j in range(4):
             src_words[i, j] = 0
             dst_words[i, j] = 0

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tcplens.capture.compiled import kernel, read_u32
+from tcplens.capture.compiled import inline_kernel, kernel, read_u32
 from tcplens.capture.errors import NotACaptureError, UnsupportedCaptureError
 from tcplens.capture.records import (
     BAD_RECORD_TOO_LONG,
@@ -19,9 +19,8 @@ from tcplens.capture.records import (
     STOP_BAD,
     STOP_FULL,
     STOP_NEED_MORE,
-    RecordColumns,
 )
-from tcplens.capture.table import I64, U8, U16, U32
+from tcplens.capture.table import I64, U8, U16
 
 FILE_HEADER_LEN = 24
 RECORD_HEADER_LEN = 16
@@ -70,23 +69,24 @@ def parse_file_header(header: bytes) -> PcapHeader:
     return PcapHeader(big, nanoseconds, snaplen, link & 0xFFFF)
 
 
+@inline_kernel
+def record_header(buf: U8, pos: int, big: bool, nanoseconds: bool) -> tuple[int, int, int]:
+    """The 16-byte record header at ``pos``: ``(timestamp ns, captured length, wire length)``."""
+    seconds = read_u32(buf, pos, big)
+    fraction = read_u32(buf, pos + 4, big)
+    ts = seconds * 1_000_000_000 + (fraction if nanoseconds else fraction * 1000)
+    return ts, read_u32(buf, pos + 8, big), read_u32(buf, pos + 12, big)
+
+
 @kernel
 def walk_pcap_records(
-    buf: U8,
-    pos: int,
-    end: int,
-    big: bool,
-    nanoseconds: bool,
-    count_only: bool,
-    data_offset: I64,
-    caplen: U32,
-    origlen: U32,
-    ts_ns: I64,
+    buf: U8, pos: int, end: int, big: bool, data_offset: I64
 ) -> tuple[int, int, int, int]:
     """Index the complete records in ``buf[pos:end]``: returns ``(n, pos, stop, info)``.
 
-    With ``count_only`` nothing is written (the outputs may be empty): the reader counts first,
-    then allocates exactly, then walks again to fill.
+    Only where each packet's bytes start is written: this walk is the one sequential part of
+    reading a pcap (each record's length says where the next one starts). The record headers'
+    fields are decoded with the packets, on all cores (``decode.decode_packets``).
     """
     n = 0
     capacity = data_offset.shape[0]
@@ -98,15 +98,9 @@ def walk_pcap_records(
             return n, pos, STOP_BAD, BAD_RECORD_TOO_LONG
         if end - pos - RECORD_HEADER_LEN < incl:
             return n, pos, STOP_NEED_MORE, RECORD_HEADER_LEN + incl
-        if not count_only and n >= capacity:
+        if n >= capacity:
             return n, pos, STOP_FULL, 0
-        if not count_only:
-            seconds = read_u32(buf, pos, big)
-            fraction = read_u32(buf, pos + 4, big)
-            data_offset[n] = pos + RECORD_HEADER_LEN
-            caplen[n] = incl
-            origlen[n] = read_u32(buf, pos + 12, big)
-            ts_ns[n] = seconds * 1_000_000_000 + (fraction if nanoseconds else fraction * 1000)
+        data_offset[n] = pos + RECORD_HEADER_LEN
         n += 1
         pos += RECORD_HEADER_LEN + incl
 
@@ -116,28 +110,14 @@ class PcapWalker:
 
     min_record = RECORD_HEADER_LEN
     start = FILE_HEADER_LEN
+    record_header = RECORD_HEADER_LEN  # the decoder reads each packet's record header
 
     def __init__(self, header: PcapHeader) -> None:
         self.header = header
+        self.if_link: U16 = np.array([header.link_type], np.uint16)
 
-    def count(self, buf: U8, pos: int, end: int) -> int:
-        empty = np.empty(0, np.int64)
-        n, _, _, _ = walk_pcap_records(
-            buf, pos, end, self.header.big_endian, self.header.nanoseconds, True,
-            empty, empty.view(np.uint32), empty.view(np.uint32), empty,
-        )  # fmt: skip
-        return n
-
-    def fill(
-        self, buf: U8, pos: int, end: int, columns: RecordColumns, data_offset: I64
-    ) -> tuple[int, int, int, int]:
-        return walk_pcap_records(
-            buf, pos, end, self.header.big_endian, self.header.nanoseconds, False,
-            data_offset, columns.caplen, columns.origlen, columns.ts_ns,
-        )  # fmt: skip
-
-    def link_types_of(self, interface: U16) -> U16:
-        return np.full(interface.shape[0], self.header.link_type, np.uint16)
+    def index(self, buf: U8, pos: int, end: int, data_offset: I64) -> tuple[int, int, int, int]:
+        return walk_pcap_records(buf, pos, end, self.header.big_endian, data_offset)
 
     def take_comments(self, buf: U8, first_frame: int) -> list[str]:
         return []

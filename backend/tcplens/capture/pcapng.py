@@ -271,9 +271,11 @@ class PcapngWalker:
 
     min_record = MIN_SPB
     start = 0
+    record_header = 0  # the walk itself writes the records' columns (per-interface state)
 
     def __init__(self) -> None:
         self.state = PcapngState()
+        self.if_link = self.state.if_link  # link type by global interface index
 
     def _walk(
         self, buf: U8, pos: int, end: int, count_only: bool, state: I64,
@@ -299,9 +301,6 @@ class PcapngWalker:
         self, buf: U8, pos: int, end: int, columns: RecordColumns, data_offset: I64
     ) -> tuple[int, int, int, int]:
         return self._walk(buf, pos, end, False, self.state.state, columns, data_offset)
-
-    def link_types_of(self, interface: U16) -> U16:
-        return self.state.if_link[interface]
 
     def take_comments(self, buf: U8, first_frame: int) -> list[str]:
         """Comment options (§3.5, opt_comment) of SHBs, IDBs and packets, as UTF-8 text."""

@@ -16,6 +16,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from tcplens.capture.buffers import MAX_HELD, CaptureBuffer, MappedBuffer
+from tcplens.capture.compiled import touch_pages
 from tcplens.capture.compression import DEFAULT_MAX_BYTES, sniff_format
 from tcplens.capture.decode import decode_packets
 from tcplens.capture.dns import DnsCollector
@@ -30,7 +31,6 @@ from tcplens.capture.records import (
     STOP_FULL,
     STOP_SKIP,
     RecordColumns,
-    Walker,
 )
 from tcplens.capture.source import open_capture
 from tcplens.capture.table import (
@@ -42,6 +42,12 @@ from tcplens.capture.table import (
 )
 
 _BLOCK_TOO_LARGE = -1
+# bytes per record assumed when sizing a pcap's index (Ethernet's minimum frame is 60 + 16):
+# the address space reserved stays an eighth of the file's instead of half (the analysis runs
+# under an address-space limit)
+_TYPICAL_RECORD = 64
+_INDEX_SLACK = 1024
+DECODE_CHUNK = 1 << 17  # rows decoded per call: ~13 MiB of a bulk capture, ~1 ms
 
 Columns = dict[str, Any]
 
@@ -63,7 +69,7 @@ def read_capture(
         head = bytes(buffer.buf[: min(buffer.fill, FILE_HEADER_LEN)])
         kind = sniff_format(head)
         if kind == "pcap":
-            walker: Walker = PcapWalker(parse_file_header(head))
+            walker: PcapWalker | PcapngWalker = PcapWalker(parse_file_header(head))
         elif kind == "pcapng":
             walker = PcapngWalker()
         elif buffer.problem is not None and buffer.fill < FILE_HEADER_LEN:
@@ -95,7 +101,9 @@ def read_capture(
 class _Reading:
     """One read of one capture: the loop over windows and what it found."""
 
-    def __init__(self, buffer: CaptureBuffer, walker: Walker, progress: ReadProgress) -> None:
+    def __init__(
+        self, buffer: CaptureBuffer, walker: PcapWalker | PcapngWalker, progress: ReadProgress
+    ) -> None:
         self.buffer = buffer
         self.walker = walker
         self.progress = progress
@@ -110,19 +118,18 @@ class _Reading:
     def run(self) -> PacketTable:
         buffer, walker = self.buffer, self.walker
         if isinstance(buffer, MappedBuffer):
-            total = walker.count(buffer.whole, walker.start, buffer.size)
-            buffer.release_all()
-            self.final = _allocate(total)
+            if isinstance(walker, PcapWalker):
+                buffer.widen()  # one window, the whole file: its walk counts the records
+            else:
+                total = walker.count(buffer.whole, walker.start, buffer.size)
+                buffer.release_all()
+                self.final = _allocate(total)
         pos = walker.start
         while True:
-            columns = self._room(pos)
-            room = len(columns["status"])
-            data_offset = np.empty(min(room, buffer.fill // walker.min_record + 1), np.int64)
-            records = RecordColumns(
-                columns["ts_ns"], columns["caplen"], columns["origlen"], columns["interface"]
-            )
-            n, pos, stop, info = walker.fill(buffer.buf, pos, buffer.fill, records, data_offset)
-            self._decode(columns, data_offset, n)
+            if isinstance(walker, PcapWalker):
+                n, pos, stop, info = self._index_window(walker, pos)
+            else:
+                n, pos, stop, info = self._fill_window(walker, pos)
             self.comments += walker.take_comments(buffer.buf, self.rows + 1)
             self.rows += n
             self.progress.update(buffer.source_done(pos))
@@ -157,31 +164,77 @@ class _Reading:
             )
         return self._table()
 
+    def _index_window(self, walker: PcapWalker, pos: int) -> tuple[int, int, int, int]:
+        """pcap: index the window's records, then allocate exactly and decode them."""
+        buffer = self.buffer
+        most = buffer.fill // walker.min_record + 1  # records of headers only
+        data_offset = np.empty(min(most, buffer.fill // _TYPICAL_RECORD + _INDEX_SLACK), np.int64)
+        n, pos, stop, info = walker.index(buffer.buf, pos, buffer.fill, data_offset)
+        while stop == STOP_FULL:  # smaller records than usual: a larger index, rarely
+            grown = np.empty(min(most, 2 * data_offset.shape[0]), np.int64)
+            grown[:n] = data_offset[:n]
+            data_offset = grown
+            more, pos, stop, info = walker.index(buffer.buf, pos, buffer.fill, data_offset[n:])
+            n += more
+        if isinstance(buffer, MappedBuffer):
+            buffer.release_all()  # the decoding maps the pages again, chunk by chunk
+        columns = _allocate(n)
+        self.pieces.append(columns)
+        self._decode(columns, data_offset, n)
+        return n, pos, stop, info
+
+    def _fill_window(self, walker: PcapngWalker, pos: int) -> tuple[int, int, int, int]:
+        """pcapng: walk the window's blocks into the counted table (or a piece), then decode."""
+        buffer = self.buffer
+        columns = self._room(pos)
+        room = len(columns["status"])
+        data_offset = np.empty(min(room, buffer.fill // walker.min_record + 1), np.int64)
+        records = RecordColumns(
+            columns["ts_ns"], columns["caplen"], columns["origlen"], columns["interface"]
+        )
+        n, pos, stop, info = walker.fill(buffer.buf, pos, buffer.fill, records, data_offset)
+        self._decode(columns, data_offset, n)
+        return n, pos, stop, info
+
     def _room(self, pos: int) -> Columns:
         """Columns for the records of the current window: a view on the table, or a new piece."""
         if self.final is not None:
             return {name: column[self.rows :] for name, column in self.final.items()}
+        assert isinstance(self.walker, PcapngWalker)  # pcap windows are indexed, not counted
         piece = _allocate(self.walker.count(self.buffer.buf, pos, self.buffer.fill))
         self.pieces.append(piece)
         return piece
 
     def _decode(self, columns: Columns, data_offset: Any, n: int) -> None:
-        if n == 0:
-            return
-        c = {name: column[:n] for name, column in columns.items()}
-        c["link_type"][:] = self.walker.link_types_of(c["interface"])
-        udp_payload = np.zeros(n, np.int64)  # calloc: untouched unless a datagram is DNS
-        offsets = data_offset[:n]
-        decode_packets(
-            self.buffer.buf, offsets, c["caplen"], c["origlen"], c["link_type"],
-            c["status"], c["ip_version"], c["src_addr"].view(np.uint32),
-            c["dst_addr"].view(np.uint32), c["ip_proto"], c["ip_total_len"],
-            c["src_port"], c["dst_port"], c["tcp_seq"], c["tcp_ack"], c["tcp_flags"],
-            c["tcp_window"], c["tcp_hdr_len"], c["tcp_payload_len"], c["mss"], c["wscale"],
-            c["sack_perm"], c["sack_count"], c["sack_left"], c["sack_right"], c["has_ts"],
-            c["ts_val"], c["ts_ecr"], udp_payload,
-        )  # fmt: skip
-        self.dns.collect(self.buffer.buf, offsets, c["caplen"], udp_payload, self.rows)
+        """Decode rows ``[0, n)`` of ``columns`` on all cores, a chunk of rows at a time.
+
+        Between chunks (from Python, never per packet): DNS messages, progress, and the mapped
+        pages behind are dropped.
+        """
+        buffer, walker = self.buffer, self.walker
+        pcap = walker.header if isinstance(walker, PcapWalker) else None
+        big = pcap is not None and pcap.big_endian
+        nanoseconds = pcap is not None and pcap.nanoseconds
+        udp_payload = np.empty(min(n, DECODE_CHUNK), np.int64)
+        for first in range(0, n, DECODE_CHUNK):
+            last = min(n, first + DECODE_CHUNK)
+            c = {name: column[first:last] for name, column in columns.items()}
+            offsets = data_offset[first:last]
+            udp = udp_payload[: last - first]
+            decode_packets(
+                buffer.buf, offsets, walker.record_header, big, nanoseconds, walker.if_link,
+                self.rows + first + 1, c["frame"], c["ts_ns"], c["interface"], c["caplen"],
+                c["origlen"], c["link_type"], c["status"], c["ip_version"],
+                c["src_addr"].view(np.uint32), c["dst_addr"].view(np.uint32), c["ip_proto"],
+                c["ip_total_len"], c["src_port"], c["dst_port"], c["tcp_seq"], c["tcp_ack"],
+                c["tcp_flags"], c["tcp_window"], c["tcp_hdr_len"], c["tcp_payload_len"],
+                c["mss"], c["wscale"], c["sack_perm"], c["sack_count"], c["sack_left"],
+                c["sack_right"], c["has_ts"], c["ts_val"], c["ts_ecr"], udp,
+            )  # fmt: skip
+            self.dns.collect(buffer.buf, offsets, c["caplen"], udp, self.rows + first)
+            done = buffer.base + int(offsets[-1]) - walker.record_header
+            buffer.release_before(done)
+            self.progress.update(buffer.source_done(int(offsets[-1])))
 
     def _ends_inside(self, record_start: int) -> None:
         end = self.buffer.base + self.buffer.fill
@@ -212,7 +265,6 @@ class _Reading:
             self.final = None
         else:
             columns = _join(self.pieces)
-        columns["frame"] = np.arange(1, self.rows + 1, dtype=np.uint32)
         return PacketTable(**columns)
 
 
@@ -222,52 +274,52 @@ def _allocate(n: int) -> Columns:
     All columns are views on one ``np.empty`` arena: numpy asks for transparent huge pages on
     allocations ≥ 4 MiB before touching them, while small columns and calloc'ed pages fault in
     4 KiB at a time. Measured here for 1M packets: ~13 ms of page faults instead of ~100 ms.
-    The SACK columns are the exception: mostly zero, they are calloc'ed, so the pages no packet
-    writes (most of them: SACK blocks come with loss only) never become resident.
+    The arena's pages are faulted in on all cores first (``touch_pages``). The SACK columns are
+    the exception: mostly zero, they are calloc'ed, so the pages no packet writes (most of them:
+    SACK blocks come with loss only) never become resident.
     """
-    shapes = [((n, width) if width else (n,), np.dtype(dtype)) for _, dtype, width, _ in _LAYOUT]
+    shapes = [((n, width) if width else (n,), np.dtype(dtype)) for _, dtype, width in _LAYOUT]
     sizes = [int(np.prod(shape)) * dtype.itemsize for shape, dtype in shapes]
     starts = np.concatenate([[0], np.cumsum([-(-size // 64) * 64 for size in sizes])])
     arena = np.empty(int(starts[-1]), np.uint8)
+    touch_pages(arena)
     columns: Columns = {}
-    for (name, _, _, initial), (shape, dtype), start, size in zip(
+    for (name, _, _), (shape, dtype), start, size in zip(
         _LAYOUT, shapes, starts.tolist(), sizes, strict=False
     ):
-        column = arena[start : start + size].view(dtype).reshape(shape)
-        if initial is not None:
-            column.fill(initial)
-        columns[name] = column
+        columns[name] = arena[start : start + size].view(dtype).reshape(shape)
     for name, sparse_dtype, width in _SPARSE:
         columns[name] = np.zeros((n, width) if width else n, sparse_dtype)
     return columns
 
 
-# name, dtype, second dimension (0: 1-D), initial value (None: every row written by the passes)
-_LAYOUT: tuple[tuple[str, type, int, int | None], ...] = (
-    ("ts_ns", np.int64, 0, None),
-    ("interface", np.uint16, 0, 0),
-    ("link_type", np.uint16, 0, None),
-    ("caplen", np.uint32, 0, None),
-    ("origlen", np.uint32, 0, None),
-    ("status", np.uint8, 0, None),
-    ("ip_version", np.uint8, 0, None),
-    ("src_addr", np.uint8, 16, None),
-    ("dst_addr", np.uint8, 16, None),
-    ("ip_proto", np.uint8, 0, None),
-    ("ip_total_len", np.uint32, 0, None),
-    ("src_port", np.uint16, 0, None),
-    ("dst_port", np.uint16, 0, None),
-    ("tcp_seq", np.uint32, 0, None),
-    ("tcp_ack", np.uint32, 0, None),
-    ("tcp_flags", np.uint16, 0, None),
-    ("tcp_window", np.uint16, 0, None),
-    ("tcp_hdr_len", np.uint8, 0, None),
-    ("tcp_payload_len", np.uint32, 0, None),
-    ("mss", np.int32, 0, None),
-    ("wscale", np.int8, 0, None),
-    ("has_ts", np.bool_, 0, None),
-    ("ts_val", np.uint32, 0, None),
-    ("ts_ecr", np.uint32, 0, None),
+# name, dtype, second dimension (0: 1-D); every row is written by the walker or the decoder
+_LAYOUT: tuple[tuple[str, type, int], ...] = (
+    ("frame", np.uint32, 0),
+    ("ts_ns", np.int64, 0),
+    ("interface", np.uint16, 0),
+    ("link_type", np.uint16, 0),
+    ("caplen", np.uint32, 0),
+    ("origlen", np.uint32, 0),
+    ("status", np.uint8, 0),
+    ("ip_version", np.uint8, 0),
+    ("src_addr", np.uint8, 16),
+    ("dst_addr", np.uint8, 16),
+    ("ip_proto", np.uint8, 0),
+    ("ip_total_len", np.uint32, 0),
+    ("src_port", np.uint16, 0),
+    ("dst_port", np.uint16, 0),
+    ("tcp_seq", np.uint32, 0),
+    ("tcp_ack", np.uint32, 0),
+    ("tcp_flags", np.uint16, 0),
+    ("tcp_window", np.uint16, 0),
+    ("tcp_hdr_len", np.uint8, 0),
+    ("tcp_payload_len", np.uint32, 0),
+    ("mss", np.int32, 0),
+    ("wscale", np.int8, 0),
+    ("has_ts", np.bool_, 0),
+    ("ts_val", np.uint32, 0),
+    ("ts_ecr", np.uint32, 0),
 )
 
 
@@ -285,7 +337,7 @@ def _join(pieces: list[Columns]) -> Columns:
         return pieces.pop()
     if not pieces:
         return _allocate(0)
-    names = [f.name for f in fields(PacketTable) if f.name != "frame"]
+    names = [f.name for f in fields(PacketTable)]
     columns: Columns = {}
     for name in names:
         columns[name] = np.concatenate([piece.pop(name) for piece in pieces])

@@ -1,16 +1,18 @@
 """Where the packet records of one buffer are: the output of the format walkers (pcap, pcapng).
 
-A walker scans one buffer of the (decompressed) file and fills, per packet record, where its
-bytes start and the table's ``RecordColumns``: captured and wire length, timestamp, interface. It stops at the first record that is not entirely in the buffer, or
-at the first structure it cannot trust, and says why with one of the ``STOP_*`` codes.
+A walker scans one buffer of the (decompressed) file and writes, per packet record, where its
+bytes start; the pcapng walker also fills the table's ``RecordColumns`` (captured and wire
+length, timestamp, interface), which depend on its sections and interfaces, while a pcap
+record header is decoded with its packet. It stops at the first record that is not entirely in
+the buffer, or at the first structure it cannot trust, and says why with one of the ``STOP_*``
+codes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
-from tcplens.capture.table import I64, U8, U16, U32
+from tcplens.capture.table import I64, U16, U32
 
 # A record longer than this is corrupt: libpcap's MAXIMUM_SNAPLEN, also Wireshark's limit
 MAX_RECORD = 262144
@@ -43,35 +45,6 @@ BAD_REASONS = {
     BAD_TOO_MANY_INTERFACES: "the capture describes more than 65535 interfaces",
     BAD_CAPLEN: "a packet's captured length does not fit in its block",
 }
-
-
-class Walker(Protocol):
-    """A capture format's record walk, as the reader drives it (``pcap.PcapWalker``, ...)."""
-
-    start: int  # offset of the first record
-    min_record: int  # the smallest record, in bytes: bounds how many fit in a buffer
-
-    def count(self, buf: U8, pos: int, end: int) -> int:
-        """How many packet records the walk from ``pos`` finds before it stops."""
-        ...
-
-    def fill(
-        self, buf: U8, pos: int, end: int, columns: RecordColumns, data_offset: I64
-    ) -> tuple[int, int, int, int]:
-        """Walk from ``pos``, filling ``columns`` and ``data_offset``: ``(n, pos, stop, info)``."""
-        ...
-
-    def link_types_of(self, interface: U16) -> U16:
-        """The link type of each packet, from its interface."""
-        ...
-
-    def take_comments(self, buf: U8, first_frame: int) -> list[str]:
-        """Comments found by the last ``fill`` (pcapng), as text; forgets them."""
-        ...
-
-    def link_types(self) -> tuple[int, ...]:
-        """Link types of all interfaces described so far."""
-        ...
 
 
 @dataclass(frozen=True)

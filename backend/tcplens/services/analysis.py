@@ -283,11 +283,16 @@ def _flow_time_lost(report: dict[str, Any]) -> dict[int, float]:
 def _store(
     ctx: ServiceContext, capture_id: uuid.UUID, report: dict[str, Any], out: Path, job: _Job
 ) -> None:
-    series_key = f"captures/{capture_id}/results/{ANALYZER_VERSION}/series.arrow"
-    # The series file first: rows that point into it only appear once it exists.
+    results = f"captures/{capture_id}/results/{ANALYZER_VERSION}"
+    series_key = f"{results}/series.arrow"
+    overview_key = f"{results}/series_overview.arrow"
+    # The series files first: rows that point into them only appear once they exist.
     ctx.store.put_file(series_key, out / "series.arrow")
+    if (out / "series_overview.arrow").exists():
+        ctx.store.put_file(overview_key, out / "series_overview.arrow")
     job.lap("store_series")
     ranges = json.loads((out / "series_ranges.json").read_text())
+    overviews = ranges.get("overview") or []
     row_of = {int(flow_id): row for row, flow_id in enumerate(ranges["flow_ids"])}
     lost = _flow_time_lost(report)
     flows: list[dict[str, Any]] = []
@@ -298,9 +303,19 @@ def _store(
         series: dict[str, Any] = {"key": series_key}
         row = row_of.get(flow_id)
         if row is not None:
+            overview: dict[str, Any] = {}
             for direction, name in enumerate(DIRECTIONS):
                 k = 2 * row + direction
                 series[name] = [ranges["starts"][k], ranges["stops"][k]]
+                if k < len(overviews) and overviews[k] is not None:
+                    overview[name] = overviews[k]
+            if overview:
+                # The whole-flow level of detail of the long directions, stored (services/results).
+                series["overview"] = {
+                    "key": overview_key,
+                    "max_points": int(ranges["overview_points"]),
+                    **overview,
+                }
         flows.append(
             {
                 "capture_id": capture_id,

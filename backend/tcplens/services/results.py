@@ -3,7 +3,7 @@ of detail. Callers have already resolved the capture through ``access.visible_ca
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import pyarrow as pa
 from sqlalchemy import select
@@ -102,6 +102,15 @@ def series_of(
         raise InvalidInput("'to' is before 'from'", field="to")
     key = flow.series_keys.get("key")
     span = flow.series_keys.get(direction)
+    overview = flow.series_keys.get("overview") or {}
+    if (
+        start_s is None
+        and end_s is None
+        and span is not None
+        and overview.get(direction) is not None
+        and max_points <= int(overview["max_points"])
+    ):
+        return _overview(files, overview, direction, int(span[1]) - int(span[0]), max_points)
     if key is None or span is None:
         table = pa.table(
             {"time_s": pa.array([], pa.float64()), "events": pa.array([], pa.uint32())}
@@ -112,3 +121,25 @@ def series_of(
         except BlobNotFoundError as exc:
             raise FlowNotFound("the series of this flow are gone") from exc
     return reduce_series(table, start_s=start_s, end_s=end_s, max_points=max_points)
+
+
+def _overview(
+    files: SeriesFiles,
+    overview: dict[str, Any],
+    direction: str,
+    points: int,
+    max_points: int,
+) -> SeriesWindow:
+    """The whole flow from the overview stored at analysis time: as stored when asked at its
+    resolution (a file read), else reduced further. Reducing the min/max rows of finer buckets
+    keeps each coarser bucket's extremes, exactly when the finer buckets nest in the coarser ones
+    and to within one finer bucket's time otherwise (the whole flow's first and last rows, which
+    fix the buckets, are in both)."""
+    start, stop = (int(v) for v in overview[direction])
+    try:
+        table = files.rows(str(overview["key"]), start, stop)
+    except BlobNotFoundError as exc:
+        raise FlowNotFound("the series of this flow are gone") from exc
+    if max_points < int(overview["max_points"]):
+        table = reduce_series(table, start_s=None, end_s=None, max_points=max_points).table
+    return SeriesWindow(table, points, reduced=True)

@@ -27,8 +27,9 @@ def _needs(path: Path) -> Path:
 
 @pytest.fixture
 def small_steps(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tcplens.capture import buffers, progress
+    from tcplens.capture import buffers, progress, reader
 
+    monkeypatch.setattr(reader, "DECODE_CHUNK", 16)  # a mapped pcap is one window
     monkeypatch.setattr(buffers, "WINDOW", 4096)
     monkeypatch.setattr(buffers, "STREAM_BUFFER", 4096)
     monkeypatch.setattr(progress, "MIN_STEP", 1024)
@@ -123,8 +124,9 @@ def test_an_exception_from_the_callback_stops_the_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """How a job is cancelled: the callback raises, the read stops and the exception propagates."""
-    from tcplens.capture import buffers, progress
+    from tcplens.capture import buffers, progress, reader
 
+    monkeypatch.setattr(reader, "DECODE_CHUNK", 16)
     monkeypatch.setattr(buffers, "WINDOW", 4096)
     monkeypatch.setattr(progress, "MIN_STEP", 1024)
 

@@ -126,8 +126,12 @@ def _read_line(child: subprocess.Popen[str], seconds: float) -> str:
     "name", ["lab/rwnd_small_upload.pcap", "corpus/practical-packet-analysis/http_espn_fail.pcapng"]
 )
 def test_small_windows_give_the_same_table(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Records cut by window and buffer ends are carried over, whatever the window size."""
-    from tcplens.capture import buffers
+    """Records cut by window and buffer ends are carried over, whatever the window size.
+
+    The same for the chunks of rows decoded at a time (odd-sized, so no chunk is aligned), and
+    for a pcap index sized too small at first (it grows).
+    """
+    from tcplens.capture import buffers, reader
     from tests.capture.shared_captures import SHARED_CAPTURES
 
     path = SHARED_CAPTURES / name
@@ -136,6 +140,9 @@ def test_small_windows_give_the_same_table(name: str, monkeypatch: pytest.Monkey
     whole = read_capture(path)
     monkeypatch.setattr(buffers, "WINDOW", 4096)  # smaller than many records: windows grow
     monkeypatch.setattr(buffers, "STREAM_BUFFER", 3000)
+    monkeypatch.setattr(reader, "DECODE_CHUNK", 7)
+    monkeypatch.setattr(reader, "_TYPICAL_RECORD", 1 << 20)
+    monkeypatch.setattr(reader, "_INDEX_SLACK", 5)  # an index of 5 records at first: it grows
     mapped = read_capture(path)
     with path.open("rb") as stream:
         streamed = read_capture(stream)

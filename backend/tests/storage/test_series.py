@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tcplens.storage.series import (
     EVENT_KINDS,
+    OVERVIEW_POINTS,
     decode_series,
     encode_series,
     event_mask,
+    kept_rows,
+    overview_rows,
     reduce_series,
 )
 from tcplens.tcp.model import EVENT_NAMES, RETRANSMISSION, ZERO_WINDOW
@@ -60,3 +65,77 @@ def test_reduction_keeps_every_event_and_each_extreme() -> None:
     assert window.table.num_rows <= 1000 + 3
     times = window.table.column("time_s").to_numpy()
     assert np.all(np.diff(times) >= 0)
+
+
+def _reference_rows(
+    times: np.ndarray, values: list[np.ndarray], events: np.ndarray, max_points: int
+) -> np.ndarray:
+    """The reduction as first written: a lexsort per column by (bucket, value); the stable sort
+    puts the first row of a bucket's minimum first and the last of its maximum last."""
+    n = len(times)
+    buckets = max(1, max_points // (2 * max(1, len(values))))
+    span = float(times[-1] - times[0])
+    if span > 0:
+        bucket = np.minimum(((times - times[0]) / span * buckets).astype(np.int64), buckets - 1)
+    else:
+        bucket = (np.arange(n, dtype=np.int64) * buckets) // n
+    keep = np.zeros(n, dtype=bool)
+    keep[0] = keep[-1] = True
+    for column in values:
+        finite = np.where(np.isnan(column), -np.inf, column) if column.dtype.kind == "f" else column
+        order = np.lexsort((finite, bucket))
+        ordered = bucket[order]
+        firsts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        keep[order[firsts]] = True
+        keep[order[np.r_[firsts[1:] - 1, n - 1]]] = True
+    keep |= events != 0
+    return np.flatnonzero(keep)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    n=st.integers(2, 3000),
+    max_points=st.integers(2, 400),
+    seed=st.integers(0, 2**32 - 1),
+    clock=st.sampled_from(["spread", "clustered", "constant"]),
+)
+def test_kept_rows_are_the_sorted_reductions_rows(
+    n: int, max_points: int, seed: int, clock: str
+) -> None:
+    rng = np.random.default_rng(seed)
+    times = {
+        "spread": np.sort(rng.random(n) * 10),
+        "clustered": np.sort(np.round(rng.random(n) * 3)),  # many rows share a time
+        "constant": np.zeros(n),
+    }[clock]
+    values = [
+        rng.integers(0, 5, n),  # many ties
+        np.where(rng.random(n) < 0.1, np.nan, rng.integers(0, 4, n).astype(float)),
+        rng.integers(0, 3, n).astype(np.uint8),
+    ]
+    events = (rng.random(n) < 0.01).astype(np.uint32)
+    assert np.array_equal(
+        kept_rows(times, values, events, max_points),
+        _reference_rows(times, values, events, max_points),
+    )
+
+
+def test_overview_rows_are_the_whole_flow_reduction_of_each_long_direction() -> None:
+    long_n, short_n = OVERVIEW_POINTS * 3, 500
+    table = _series(long_n)
+    columns = {name: table.column(name).to_numpy() for name in table.column_names}
+    # Two flow directions: a long one, then a short one (its rows appended after).
+    short = _series(short_n)
+    columns = {
+        name: np.concatenate([values, short.column(name).to_numpy()])
+        for name, values in columns.items()
+    }
+    starts = np.array([0, long_n], dtype=np.int64)
+    stops = np.array([long_n, long_n + short_n], dtype=np.int64)
+    rows, spans = overview_rows(columns, starts, stops)
+    assert spans[1] is None  # short enough to be served whole
+    assert spans[0] == [0, len(rows)]
+    expected = reduce_series(table, start_s=None, end_s=None, max_points=OVERVIEW_POINTS)
+    assert expected.reduced
+    assert columns["seq"][rows].tolist() == expected.table.column("seq").to_pylist()
+    assert columns["time_s"][rows].tolist() == expected.table.column("time_s").to_pylist()

@@ -9,8 +9,9 @@ import type { paths } from "./schema.gen";
 
 const csrf: Middleware = {
   onRequest({ request }) {
-    const token = csrfToken();
-    if (token && isUnsafe(request.method)) request.headers.set(CSRF_HEADER, token);
+    if (!isUnsafe(request.method)) return request;
+    const token = csrfToken(); // reads document.cookie: only when it is needed
+    if (token) request.headers.set(CSRF_HEADER, token);
     return request;
   },
 };

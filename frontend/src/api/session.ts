@@ -7,16 +7,30 @@ import type { Session } from "./types";
 const SESSION_KEY = ["session"] as const;
 
 /** The session, or null when nobody is signed in (a 401 is an answer here, not an error). */
+async function checkSession(signal?: AbortSignal): Promise<Session | null> {
+  try {
+    return await unwrap(api.GET("/api/v1/auth/me", signal ? { signal } : {}));
+  } catch (error) {
+    if (isUnauthenticated(error)) return null;
+    throw error;
+  }
+}
+
+/** The page load's session check, started before the app is evaluated (earlyRequests.ts). */
+let early: Promise<Session | null> | null = null;
+
+export function startSessionCheck(): void {
+  early = checkSession();
+  early.catch(() => undefined); // the query reports a failure when it takes the answer
+}
+
 export function useSession() {
   return useQuery({
     queryKey: SESSION_KEY,
-    queryFn: async ({ signal }): Promise<Session | null> => {
-      try {
-        return await unwrap(api.GET("/api/v1/auth/me", { signal }));
-      } catch (error) {
-        if (isUnauthenticated(error)) return null;
-        throw error;
-      }
+    queryFn: ({ signal }): Promise<Session | null> => {
+      const first = early;
+      early = null;
+      return first ?? checkSession(signal);
     },
     staleTime: 60_000,
   });

@@ -30,9 +30,6 @@ export function isGraphKind(value: string | null): value is GraphKind {
   return value !== null && value in GRAPHS;
 }
 
-/** Rows the server may return per direction: about 16 per pixel of plot width. */
-export const MAX_POINTS = 16_000;
-
 export interface FlowGraphsProps {
   readonly series: SeriesState;
   readonly flowId: number;

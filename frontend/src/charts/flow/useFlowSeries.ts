@@ -4,7 +4,7 @@
 
 import { useEffect, useRef, useState } from "react";
 import type { Direction, DirectionSeries } from "../series/columns";
-import { fetchSeries } from "../series/fetchSeries";
+import { arrivedSeries, fetchSeries } from "../series/fetchSeries";
 import type { TimeView } from "../view";
 
 export interface FlowSeries {
@@ -42,6 +42,18 @@ async function fetchBoth(
   };
 }
 
+/** The whole flow if both directions have already arrived (requested early, fetchSeries.ts). */
+function arrivedOverview(
+  capturePath: string,
+  flowId: number,
+  maxPoints: number,
+): FlowSeries | null {
+  const [c2s, s2c] = DIRECTIONS.map((direction) =>
+    arrivedSeries({ capturePath, flowId, direction, range: null, maxPoints }),
+  );
+  return c2s && s2c ? { client_to_server: c2s, server_to_client: s2c, range: null } : null;
+}
+
 /** Whether `detail` covers `view` (then it is at least as fine as the overview there). */
 export function detailCovers(detail: FlowSeries | null, view: TimeView): detail is FlowSeries {
   return detail?.range != null && detail.range.from <= view.from && detail.range.to >= view.to;
@@ -65,7 +77,9 @@ export function useFlowSeries(
   view: TimeView | null,
   maxPoints: number,
 ): SeriesState {
-  const [overview, setOverview] = useState<FlowSeries | null>(null);
+  const [overview, setOverview] = useState<FlowSeries | null>(() =>
+    arrivedOverview(capturePath, flowId, maxPoints),
+  );
   const [detail, setDetail] = useState<FlowSeries | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [loadingDetail, setLoadingDetail] = useState(false);
@@ -74,9 +88,17 @@ export function useFlowSeries(
 
   useEffect(() => {
     const controller = new AbortController();
-    setOverview(null);
+    const arrived = arrivedOverview(capturePath, flowId, pointsRef.current);
+    setOverview((shown) =>
+      arrived &&
+      shown?.client_to_server === arrived.client_to_server &&
+      shown.server_to_client === arrived.server_to_client
+        ? shown
+        : arrived,
+    );
     setDetail(null);
     setError(null);
+    if (arrived) return;
     fetchBoth(capturePath, flowId, null, pointsRef.current, controller.signal).then(
       setOverview,
       (e: unknown) => {
