@@ -102,7 +102,7 @@ class CaptureOut(BaseModel):
     analyzer_version: str | None
     timings_s: dict[str, float] | None = Field(
         description="When done: seconds per step of the analysis (queued, fetch, child_startup, "
-        "reading, analysing, diagnosing, writing_series, child_exit, load_report, store_series, "
+        "reading, analysing, diagnosing, writing_series, child_exit, load_result, store_series, "
         "store_rows), for operators and benchmarks"
     )
     created_at: datetime

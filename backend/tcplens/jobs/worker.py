@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 
 from tcplens.jobs import tasks
 from tcplens.jobs.queue import ANALYSIS_QUEUE, MAINTENANCE_QUEUE, worker_app
@@ -18,9 +19,11 @@ async def run_worker(
 ) -> None:
     """Take jobs until cancelled (or, standalone, until SIGINT/SIGTERM)."""
     tasks.bind(context)
-    from tcplens.services.analysis import sweep_scratch
+    from tcplens.services.analysis import start_fork_server, sweep_scratch
 
     sweep_scratch(context)
+    # In the background: the worker takes jobs meanwhile (a first job waits for the server).
+    threading.Thread(target=start_fork_server, name="tcplens-fork-server", daemon=True).start()
     url = context.engine.url.render_as_string(hide_password=False)
     app = worker_app(url)
     settings = context.settings

@@ -22,16 +22,18 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import delete, insert, text
+from sqlalchemy.orm import Session
 
 import tcplens
 from tcplens.db.captures import Capture, Finding, Flow
 from tcplens.services.context import ServiceContext
+from tcplens.services.flow_rows import COPY_FLOWS
 from tcplens.storage.blobs import BlobNotFoundError
-from tcplens.storage.series import DIRECTIONS
 
 logger = logging.getLogger(__name__)
 
 ANALYZER_VERSION = tcplens.__version__
+COPY_BLOCK = 1 << 20
 # The capture's progress row is written at most this often while the child reads.
 PROGRESS_INTERVAL_S = 0.5
 # What each stage the child reports is called in the capture's timings.
@@ -48,6 +50,14 @@ _MP = multiprocessing.get_context("forkserver")
 # The warm-up module analyses a tiny capture when the fork server starts, so the compiled
 # kernels are loaded once there and every forked analysis starts with them.
 _MP.set_forkserver_preload(["tcplens.services.analysis_child", "tcplens.services.analysis_warmup"])
+
+
+def start_fork_server() -> None:
+    """Start the analysis fork server now (importing the core and warming its kernels takes
+    1-3 s) instead of when the first job arrives: a no-op child forces it up."""
+    child = _MP.Process(target=int, name="tcplens-analysis-fork-server-start")
+    child.start()
+    child.join()
 
 
 class AnalysisFailed(Exception):
@@ -73,9 +83,9 @@ def analyze(ctx: ServiceContext, capture_id: uuid.UUID) -> None:
             scratch_dir = Path(scratch)
             with ctx.store.local_copy(blob_key, scratch_dir / "input") as path:
                 job.lap("fetch")
-                report = _run_child(job, path, scratch_dir / "out")
+                result = _run_child(job, path, scratch_dir / "out", results_key_of(capture_id))
             job.progress("storing", size_bytes, now=True)
-            _store(ctx, capture_id, report, scratch_dir / "out", job)
+            _store(ctx, capture_id, result, scratch_dir / "out", job)
     except AnalysisFailed as failure:
         _fail(ctx, capture_id, failure.code, failure.message)
     except BlobNotFoundError:
@@ -196,7 +206,12 @@ class _Job:
         return max(0.0, PROGRESS_INTERVAL_S - (time.monotonic() - self._written_at))
 
 
-def _run_child(job: _Job, path: Path, out_dir: Path) -> dict[str, Any]:
+def results_key_of(capture_id: uuid.UUID) -> str:
+    """Where an analysis's series files go in the store (one folder per analyzer version)."""
+    return f"captures/{capture_id}/results/{ANALYZER_VERSION}"
+
+
+def _run_child(job: _Job, path: Path, out_dir: Path, results_key: str) -> dict[str, Any]:
     from tcplens.services import analysis_child
 
     out_dir.mkdir(parents=True)
@@ -204,7 +219,14 @@ def _run_child(job: _Job, path: Path, out_dir: Path) -> dict[str, Any]:
     receiver, sender = _MP.Pipe(duplex=False)
     child = _MP.Process(
         target=analysis_child.run,
-        args=(str(path), str(out_dir), settings.analysis_memory_bytes, sender),
+        args=(
+            str(path),
+            str(out_dir),
+            settings.analysis_memory_bytes,
+            sender,
+            str(job.capture_id),
+            results_key,
+        ),
         name="tcplens-analysis",
     )
     deadline = time.monotonic() + settings.analysis_timeout_s
@@ -227,16 +249,16 @@ def _run_child(job: _Job, path: Path, out_dir: Path) -> dict[str, Any]:
     if error_file.exists():
         error = json.loads(error_file.read_text())
         raise AnalysisFailed(str(error["code"]), str(error["message"]))
-    report_file = out_dir / "report.json"
-    if child.exitcode != 0 or not report_file.exists():
+    result_file = out_dir / "result.json"
+    if child.exitcode != 0 or not result_file.exists():
         raise AnalysisFailed(
             "analysis_crashed",
             "the analysis stopped without a result (it may have exceeded the memory limit of "
             f"{settings.analysis_memory_bytes // 2**20} MiB)",
         )
-    report: dict[str, Any] = json.loads(report_file.read_text())
-    job.lap("load_report")
-    return report
+    result: dict[str, Any] = json.loads(result_file.read_text())
+    job.lap("load_result")
+    return result
 
 
 def _follow_child(job: _Job, receiver: Connection, deadline: float) -> bool:
@@ -269,71 +291,16 @@ def _follow_child(job: _Job, receiver: Connection, deadline: float) -> bool:
             job.progress(new_stage, done)
 
 
-def _flow_time_lost(report: dict[str, Any]) -> dict[int, float]:
-    """Time lost per flow: each finding's time lost shared equally among the flows it names."""
-    lost: dict[int, float] = {}
-    for finding in report.get("findings", []):
-        flows = finding.get("flows") or []
-        seconds = finding.get("time_lost_s") or 0.0
-        for flow_id in flows:
-            lost[int(flow_id)] = lost.get(int(flow_id), 0.0) + seconds / len(flows)
-    return lost
-
-
 def _store(
-    ctx: ServiceContext, capture_id: uuid.UUID, report: dict[str, Any], out: Path, job: _Job
+    ctx: ServiceContext, capture_id: uuid.UUID, result: dict[str, Any], out: Path, job: _Job
 ) -> None:
-    results = f"captures/{capture_id}/results/{ANALYZER_VERSION}"
-    series_key = f"{results}/series.arrow"
-    overview_key = f"{results}/series_overview.arrow"
-    # The series files first: rows that point into them only appear once they exist.
-    ctx.store.put_file(series_key, out / "series.arrow")
-    if (out / "series_overview.arrow").exists():
-        ctx.store.put_file(overview_key, out / "series_overview.arrow")
+    """The child's result in the database (flows by COPY from its CSV, findings, the capture's
+    facts) in one transaction, after the series file the flow rows point into."""
+    results = results_key_of(capture_id)
+    for name in ("series.arrow", "series_overview.arrow"):
+        if (out / name).exists():  # no overview when every flow is short
+            ctx.store.put_file(f"{results}/{name}", out / name)
     job.lap("store_series")
-    ranges = json.loads((out / "series_ranges.json").read_text())
-    overviews = ranges.get("overview") or []
-    row_of = {int(flow_id): row for row, flow_id in enumerate(ranges["flow_ids"])}
-    lost = _flow_time_lost(report)
-    flows: list[dict[str, Any]] = []
-    for flow in report.get("flows", []):
-        flow_id = int(flow["id"])
-        total = int(flow["bytes"]["client_to_server"]) + int(flow["bytes"]["server_to_client"])
-        duration = float(flow["duration_s"])
-        series: dict[str, Any] = {"key": series_key}
-        row = row_of.get(flow_id)
-        if row is not None:
-            overview: dict[str, Any] = {}
-            for direction, name in enumerate(DIRECTIONS):
-                k = 2 * row + direction
-                series[name] = [ranges["starts"][k], ranges["stops"][k]]
-                if k < len(overviews) and overviews[k] is not None:
-                    overview[name] = overviews[k]
-            if overview:
-                # The whole-flow level of detail of the long directions, stored (services/results).
-                series["overview"] = {
-                    "key": overview_key,
-                    "max_points": int(ranges["overview_points"]),
-                    **overview,
-                }
-        flows.append(
-            {
-                "capture_id": capture_id,
-                "flow_id": flow_id,
-                "client": str(flow["client"])[:64],
-                "server": str(flow["server"])[:64],
-                "start_s": float(flow["start_s"]),
-                "duration_s": duration,
-                "bytes_total": total,
-                "packets": int(flow["packets"]),
-                "throughput_bps": 8.0 * total / duration if duration > 0 else 0.0,
-                "retransmissions": int(flow["retransmissions"]),
-                "time_lost_s": lost.get(flow_id, 0.0),
-                "limiting_factor": flow.get("limiting_factor"),
-                "summary": flow,
-                "series_keys": series,
-            }
-        )
     findings = [
         {
             "capture_id": capture_id,
@@ -344,12 +311,12 @@ def _store(
             "time_lost_s": f.get("time_lost_s"),
             "body": f,
         }
-        for rank, f in enumerate(report.get("findings", []), start=1)
+        for rank, f in enumerate(result.get("findings", []), start=1)
     ]
-    facts = dict(report.get("capture", {}))
-    facts["flows"] = len(flows)
+    facts = dict(result.get("capture", {}))
+    facts["flows"] = int(result["flow_count"])
     facts["findings"] = len(findings)
-    facts["tcplens_version"] = report.get("tcplens_version")
+    facts["tcplens_version"] = result.get("tcplens_version")
     with ctx.sessionmaker() as session:
         capture = session.get(Capture, capture_id, with_for_update=True)
         if capture is None:
@@ -358,8 +325,7 @@ def _store(
         # Replace, never append: a re-run (retried job, new analyzer) leaves one result.
         session.execute(delete(Flow).where(Flow.capture_id == capture_id))
         session.execute(delete(Finding).where(Finding.capture_id == capture_id))
-        if flows:
-            session.execute(insert(Flow), flows)
+        _copy_flows(session, out / "flows.csv")
         if findings:
             session.execute(insert(Finding), findings)
         capture.status = "done"
@@ -373,3 +339,11 @@ def _store(
         job.lap("store_rows")
         capture.timings = {step: round(s, 4) for step, s in job.timings.items()}
         session.commit()
+
+
+def _copy_flows(session: Session, rows: Path) -> None:
+    """COPY the child's flow rows, in the session's transaction."""
+    raw: Any = session.connection().connection.driver_connection  # psycopg
+    with raw.cursor() as cursor, cursor.copy(COPY_FLOWS) as copy, rows.open("rb") as file:
+        while block := file.read(COPY_BLOCK):
+            copy.write(block)

@@ -1,10 +1,11 @@
-"""The analysis as it runs inside its child process: capture file in, report and series files out.
+"""The analysis as it runs inside its child process: capture file in, result files out.
 
 Runs in a separate process so that its memory can be capped (RLIMIT_AS) and its time bounded
 (the parent kills it), and so that a crash in a compiled kernel cannot take the worker down.
-Results go to files in ``out_dir``: ``report.json`` (DESIGN.md's analyze JSON without events)
-``series.arrow`` (every flow's series), ``series_overview.arrow`` (the whole-flow level of detail of
-the long ones) and ``series_ranges.json``; a refused capture writes ``error.json`` instead.
+Results go to files in ``out_dir``: ``series.arrow`` (every flow's series),
+``series_overview.arrow`` (the whole-flow level of detail of the long ones), ``flows.csv`` (the
+flows table's rows, for COPY: services.flow_rows) and ``result.json`` (DESIGN.md's analyze JSON
+without ``flows`` and events, plus ``flow_count``); a refused capture writes ``error.json``.
 """
 
 from __future__ import annotations
@@ -25,14 +26,18 @@ import numpy.typing as npt
 from tcplens.capture import CaptureError, read_capture
 from tcplens.capture.table import Capture
 from tcplens.report import analyse_capture
-from tcplens.storage.series import OVERVIEW_POINTS, overview_rows, write_series_file
+from tcplens.services.flow_rows import write_flow_rows
+from tcplens.storage.series import DIRECTIONS, OVERVIEW_POINTS, overview_rows, write_series_file
 from tcplens.tcp.model import TcpAnalysis
 from tcplens.tcp.resent import resent_segments
 
 
-def write_series(capture: Capture, analysis: TcpAnalysis, out_dir: Path) -> None:
-    """Every flow's series in one file, rows in the segments' (flow, direction, frame) order, and
-    the [start, stop) row range of each flow direction (``series_ranges.json``).
+def write_series(
+    capture: Capture, analysis: TcpAnalysis, out_dir: Path, results_key: str
+) -> dict[int, dict[str, Any]]:
+    """Every flow's series in one file, rows in the segments' (flow, direction, frame) order;
+    returns each flow's ``series_keys`` (the flows row's pointer into the files, which the worker
+    stores under ``results_key``): the file's key and each direction's [start, stop) rows.
 
     Flow directions longer than the graphs' first request (``OVERVIEW_POINTS``) also get their
     whole-flow reduction stored (``series_overview.arrow``, ranges ``overview``): reducing a
@@ -62,14 +67,25 @@ def write_series(capture: Capture, analysis: TcpAnalysis, out_dir: Path) -> None
             out_dir / "series_overview.arrow",
             {name: np.asarray(values)[rows] for name, values in columns.items()},
         )
-    ranges = {
-        "flow_ids": analysis.flows.id.tolist(),
-        "starts": offsets[:-1].tolist(),
-        "stops": offsets[1:].tolist(),
-        "overview": overview,
-        "overview_points": OVERVIEW_POINTS,
-    }
-    (out_dir / "series_ranges.json").write_text(json.dumps(ranges))
+    bounds = offsets.tolist()  # 2 per flow: client_to_server, server_to_client
+    keys: dict[int, dict[str, Any]] = {}
+    for row, flow_id in enumerate(analysis.flows.id.tolist()):
+        series: dict[str, Any] = {"key": f"{results_key}/series.arrow"}
+        spans: dict[str, Any] = {}
+        for direction, name in enumerate(DIRECTIONS):
+            k = 2 * row + direction
+            series[name] = [bounds[k], bounds[k + 1]]
+            if overview[k] is not None:
+                spans[name] = overview[k]
+        if spans:
+            # The whole-flow level of detail of the long directions, stored (services/results).
+            series["overview"] = {
+                "key": f"{results_key}/series_overview.arrow",
+                "max_points": OVERVIEW_POINTS,
+                **spans,
+            }
+        keys[flow_id] = series
+    return keys
 
 
 def graph_columns(analysis: TcpAnalysis) -> dict[str, npt.NDArray[Any]]:
@@ -142,8 +158,16 @@ class Reporter:
         self._connection.send((self._stage, done, total, time.time()))
 
 
-def run(capture_path: str, out_dir: str, memory_bytes: int, connection: Connection) -> None:
-    """Entry point of the child process."""
+def run(
+    capture_path: str,
+    out_dir: str,
+    memory_bytes: int,
+    connection: Connection,
+    capture_id: str,
+    results_key: str,
+) -> None:
+    """Entry point of the child process; ``results_key`` is where the worker will put the
+    series files (the flow rows point into them)."""
     _cap_address_space(memory_bytes)
     out = Path(out_dir)
     reporter = Reporter(connection)
@@ -152,8 +176,12 @@ def run(capture_path: str, out_dir: str, memory_bytes: int, connection: Connecti
         capture = read_capture(capture_path, progress=reporter.read_bytes)
         analysis, report = analyse_capture(capture, on_stage=reporter.stage)
         reporter.stage("storing")
-        write_series(capture, analysis, out)
-        (out / "report.json").write_text(json.dumps(report))
+        series_keys = write_series(capture, analysis, out, results_key)
+        count = write_flow_rows(
+            out / "flows.csv", report, capture_id=capture_id, series_keys=series_keys
+        )
+        result = {key: value for key, value in report.items() if key != "flows"}
+        (out / "result.json").write_text(json.dumps({**result, "flow_count": count}))
         reporter.stage("finished")
     except CaptureError as exc:
         _refuse(out, "unreadable_capture", str(exc))

@@ -3,7 +3,6 @@ the same rows the request-time reduction keeps, and served for the graphs' first
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -53,19 +52,22 @@ def test_overview_is_stored_for_long_directions_and_served_first(tmp_path: Path)
     analysis, _report = analyse_capture(capture)
     out = tmp_path / "out"
     out.mkdir()
-    write_series(capture, analysis, out)
+    keys = write_series(capture, analysis, out, "r")[1]  # flow 1's series_keys
 
-    ranges = json.loads((out / "series_ranges.json").read_text())
-    starts, stops = ranges["starts"], ranges["stops"]
-    assert stops[0] - starts[0] == SEGMENTS + 2  # SYN, final ACK of the handshake, the data
-    assert stops[1] - starts[1] == SEGMENTS // 2 + 1 <= OVERVIEW_POINTS
-    overview_span, short = ranges["overview"]
-    assert short is None and overview_span[0] == 0
+    (start, stop), (ack_start, ack_stop) = keys["client_to_server"], keys["server_to_client"]
+    assert keys["key"] == "r/series.arrow"
+    assert stop - start == SEGMENTS + 2  # SYN, final ACK of the handshake, the data
+    assert ack_stop - ack_start == SEGMENTS // 2 + 1 <= OVERVIEW_POINTS
+    overview = keys["overview"]
+    assert overview["key"] == "r/series_overview.arrow"
+    assert overview["max_points"] == OVERVIEW_POINTS and "server_to_client" not in overview
+    overview_span = overview["client_to_server"]
+    assert overview_span[0] == 0
 
     # The stored rows are those the request-time reduction keeps of the whole direction.
     series = decode_series((out / "series.arrow").read_bytes())
     stored = decode_series((out / "series_overview.arrow").read_bytes())
-    data = series.slice(starts[0], stops[0] - starts[0])
+    data = series.slice(start, stop - start)
     expected = reduce_series(data, start_s=None, end_s=None, max_points=OVERVIEW_POINTS)
     assert expected.reduced and stored.num_rows == expected.table.num_rows == overview_span[1]
     assert stored.column("frame").to_pylist() == expected.table.column("frame").to_pylist()
@@ -73,18 +75,7 @@ def test_overview_is_stored_for_long_directions_and_served_first(tmp_path: Path)
     store = LocalBlobStore(tmp_path / "blobs")
     store.put_file("r/series.arrow", out / "series.arrow")
     store.put_file("r/series_overview.arrow", out / "series_overview.arrow")
-    flow = Flow(
-        series_keys={
-            "key": "r/series.arrow",
-            "client_to_server": [starts[0], stops[0]],
-            "server_to_client": [starts[1], stops[1]],
-            "overview": {
-                "key": "r/series_overview.arrow",
-                "max_points": OVERVIEW_POINTS,
-                "client_to_server": overview_span,
-            },
-        }
-    )
+    flow = Flow(series_keys=keys)
     files = SeriesFiles(store)
 
     def window(direction: str, max_points: int, start: float | None = None) -> pa.Table:
