@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tcplens import errors
+from tcplens.api.schemas import Problem
 
 logger = logging.getLogger(__name__)
 
@@ -103,3 +104,35 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(Exception, _unexpected_error)
+    _document(app)
+
+
+def _document(app: FastAPI) -> None:
+    """Make the OpenAPI schema say what the handlers above send: any operation may answer a
+    4XX ``Problem`` as ``application/problem+json``. FastAPI documents its own 422 body
+    (``HTTPValidationError`` as ``application/json``) instead, which this API never sends, so a
+    client generated from the schema would parse errors wrongly."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        schema = generate()
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        for name in ("HTTPValidationError", "ValidationError"):
+            components.pop(name, None)
+        problem_schema = Problem.model_json_schema(ref_template="#/components/schemas/{model}")
+        components.update(problem_schema.pop("$defs", {}))
+        components["Problem"] = problem_schema
+        error = {
+            "description": "The request was refused: the problem says why (`code`)",
+            "content": {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+        }
+        for item in schema.get("paths", {}).values():
+            for operation in item.values():
+                responses = operation.setdefault("responses", {})
+                responses.pop("422", None)
+                responses["4XX"] = error
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -7,9 +7,30 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 CaptureStatus = Literal["queued", "running", "done", "failed"]
+
+
+class FieldProblem(BaseModel):
+    location: list[str | int] = Field(description="where in the request, e.g. ['query', 'limit']")
+    message: str
+
+
+class Problem(BaseModel):
+    """Every error answer (RFC 9457 ``application/problem+json``). ``code`` is stable: clients
+    branch on it, never on ``title`` or ``detail``. Some problems carry more members (``errors``
+    for a request that failed validation, ``field``, ``limit_bytes``, ``retry_after_s``…)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    title: str
+    status: int = Field(ge=400, le=599)
+    detail: str
+    code: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    instance: str
+    errors: list[FieldProblem] | None = None
 
 
 class UserOut(BaseModel):

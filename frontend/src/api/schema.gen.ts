@@ -525,6 +525,16 @@ export interface components {
             /** Password */
             password: string;
         };
+        /** FieldProblem */
+        FieldProblem: {
+            /**
+             * Location
+             * @description where in the request, e.g. ['query', 'limit']
+             */
+            location: (string | number)[];
+            /** Message */
+            message: string;
+        };
         /**
          * FindingOut
          * @description DESIGN.md's finding object, most important first.
@@ -592,11 +602,6 @@ export interface components {
             /** Total */
             total: number;
         };
-        /** HTTPValidationError */
-        HTTPValidationError: {
-            /** Detail */
-            detail?: components["schemas"]["ValidationError"][];
-        };
         /** Health */
         Health: {
             /**
@@ -641,6 +646,33 @@ export interface components {
              * Format: uuid
              */
             user_id: string;
+        };
+        /**
+         * Problem
+         * @description Every error answer (RFC 9457 ``application/problem+json``). ``code`` is stable: clients
+         *     branch on it, never on ``title`` or ``detail``. Some problems carry more members (``errors``
+         *     for a request that failed validation, ``field``, ``limit_bytes``, ``retry_after_s``…).
+         */
+        Problem: {
+            /** Code */
+            code: string;
+            /** Detail */
+            detail: string;
+            /**
+             * Errors
+             * @default null
+             */
+            errors: components["schemas"]["FieldProblem"][] | null;
+            /** Instance */
+            instance: string;
+            /** Status */
+            status: number;
+            /** Title */
+            title: string;
+            /** Type */
+            type: string;
+        } & {
+            [key: string]: unknown;
         };
         /** Progress */
         Progress: {
@@ -844,19 +876,6 @@ export interface components {
              */
             id: string;
         };
-        /** ValidationError */
-        ValidationError: {
-            /** Context */
-            ctx?: Record<string, never>;
-            /** Input */
-            input?: unknown;
-            /** Location */
-            loc: (string | number)[];
-            /** Message */
-            msg: string;
-            /** Error Type */
-            type: string;
-        };
         /** WorkspaceCreate */
         WorkspaceCreate: {
             /** Name */
@@ -908,13 +927,13 @@ export interface operations {
                     "application/json": components["schemas"]["SessionOut"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -935,6 +954,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     me_api_v1_auth_me_get: {
@@ -953,6 +981,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SessionOut"];
+                };
+            };
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -979,13 +1016,13 @@ export interface operations {
                     "application/json": components["schemas"]["SessionOut"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1012,13 +1049,13 @@ export interface operations {
                     "application/json": components["schemas"]["CapturePageOut"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1052,13 +1089,13 @@ export interface operations {
                     "application/json": components["schemas"]["UploadAccepted"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1083,13 +1120,13 @@ export interface operations {
                     "application/json": components["schemas"]["CaptureOut"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1112,13 +1149,13 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1143,13 +1180,13 @@ export interface operations {
                     "application/octet-stream": unknown;
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1174,13 +1211,13 @@ export interface operations {
                     "application/json": components["schemas"]["FindingOut"][];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1211,13 +1248,13 @@ export interface operations {
                     "application/json": components["schemas"]["FlowPageOut"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1243,13 +1280,13 @@ export interface operations {
                     "application/json": components["schemas"]["FlowOut"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1281,13 +1318,13 @@ export interface operations {
                     "application/vnd.apache.arrow.stream": unknown;
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1312,13 +1349,13 @@ export interface operations {
                     "application/json": components["schemas"]["ShareLinkOut"][];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1347,13 +1384,13 @@ export interface operations {
                     "application/json": components["schemas"]["ShareLinkIssued"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1377,13 +1414,13 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1404,6 +1441,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1428,13 +1474,13 @@ export interface operations {
                     "application/json": components["schemas"]["CaptureOut"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1459,13 +1505,13 @@ export interface operations {
                     "application/octet-stream": unknown;
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1490,13 +1536,13 @@ export interface operations {
                     "application/json": components["schemas"]["FindingOut"][];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1527,13 +1573,13 @@ export interface operations {
                     "application/json": components["schemas"]["FlowPageOut"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1559,13 +1605,13 @@ export interface operations {
                     "application/json": components["schemas"]["FlowOut"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1597,13 +1643,13 @@ export interface operations {
                     "application/vnd.apache.arrow.stream": unknown;
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1624,6 +1670,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TokenOut"][];
+                };
+            };
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1650,13 +1705,13 @@ export interface operations {
                     "application/json": components["schemas"]["TokenIssued"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1679,13 +1734,13 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1706,6 +1761,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WorkspaceOut"][];
+                };
+            };
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1732,13 +1796,13 @@ export interface operations {
                     "application/json": components["schemas"]["WorkspaceOut"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1763,13 +1827,13 @@ export interface operations {
                     "application/json": components["schemas"]["MemberOut"][];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1798,13 +1862,13 @@ export interface operations {
                     "application/json": components["schemas"]["MemberOut"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1828,13 +1892,13 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Validation Error */
-            422: {
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
