@@ -11,7 +11,7 @@ import hashlib
 import uuid
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Path, Query, Request, Response
 
 from tcplens.api.auth import ServiceDep, ViewerDep
 from tcplens.api.deps import SessionDep
@@ -32,6 +32,13 @@ router = APIRouter(prefix="/captures/{capture_id}", tags=["results"])
 SortParam = Annotated[results.FlowSort, Query(description="metric to sort by")]
 OrderParam = Annotated[Literal["asc", "desc"], Query()]
 Direction = Literal["client_to_server", "server_to_client"]
+FlowIdPath = Annotated[int, Path(ge=0, le=results.FLOW_ID_MAX)]
+LimitParam = Annotated[int, Query(ge=1, le=5000)]
+OffsetParam = Annotated[int, Query(ge=0, le=results.FLOW_ID_MAX)]
+# Seconds from the capture start; NaN and the infinities name no instant (422, not an empty graph).
+FromParam = Annotated[float | None, Query(alias="from", allow_inf_nan=False)]
+ToParam = Annotated[float | None, Query(alias="to", allow_inf_nan=False)]
+MaxPointsParam = Annotated[int, Query(ge=2, le=results.MAX_SERIES_POINTS)]
 
 
 def flow_out(flow: Flow) -> FlowOut:
@@ -176,8 +183,8 @@ def get_flows(
     capture_id: uuid.UUID,
     sort: SortParam = "id",
     order: OrderParam = "asc",
-    limit: Annotated[int, Query(ge=1, le=5000)] = 500,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: LimitParam = 500,
+    offset: OffsetParam = 0,
 ) -> FlowPageOut:
     return read_flows(session, viewer, capture_id, sort, order, limit, offset)
 
@@ -189,7 +196,7 @@ def get_findings(session: SessionDep, viewer: ViewerDep, capture_id: uuid.UUID) 
 
 @router.get("/flows/{flow_id}", response_model=FlowOut, summary="One flow")
 def get_flow(
-    session: SessionDep, viewer: ViewerDep, capture_id: uuid.UUID, flow_id: int
+    session: SessionDep, viewer: ViewerDep, capture_id: uuid.UUID, flow_id: FlowIdPath
 ) -> FlowOut:
     return read_flow(session, viewer, capture_id, flow_id)
 
@@ -207,11 +214,11 @@ def get_series(
     viewer: ViewerDep,
     service: ServiceDep,
     capture_id: uuid.UUID,
-    flow_id: int,
+    flow_id: FlowIdPath,
     direction: Direction = "client_to_server",
-    start_s: Annotated[float | None, Query(alias="from")] = None,
-    end_s: Annotated[float | None, Query(alias="to")] = None,
-    max_points: Annotated[int, Query(ge=2, le=results.MAX_SERIES_POINTS)] = 4000,
+    start_s: FromParam = None,
+    end_s: ToParam = None,
+    max_points: MaxPointsParam = 4000,
 ) -> SeriesOut | Response:
     return read_series(
         request,

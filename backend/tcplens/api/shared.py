@@ -3,9 +3,7 @@ without login. Read-only by construction: only GET routes exist here."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
-
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 
 from tcplens.api import captures as capture_routes
@@ -13,7 +11,6 @@ from tcplens.api import results as result_routes
 from tcplens.api.auth import ServiceDep, SharedViewerDep
 from tcplens.api.deps import SessionDep
 from tcplens.api.schemas import CaptureOut, FindingOut, FlowOut, FlowPageOut, SeriesOut
-from tcplens.services import results
 
 router = APIRouter(prefix="/shared/{token}", tags=["shared"])
 
@@ -30,8 +27,8 @@ def shared_flows(
     viewer: SharedViewerDep,
     sort: result_routes.SortParam = "id",
     order: result_routes.OrderParam = "asc",
-    limit: Annotated[int, Query(ge=1, le=5000)] = 500,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: result_routes.LimitParam = 500,
+    offset: result_routes.OffsetParam = 0,
 ) -> FlowPageOut:
     assert viewer.shared_capture_id is not None
     return result_routes.read_flows(
@@ -46,7 +43,9 @@ def shared_findings(session: SessionDep, viewer: SharedViewerDep) -> list[Findin
 
 
 @router.get("/flows/{flow_id}", response_model=FlowOut, summary="One flow of the shared capture")
-def shared_flow(session: SessionDep, viewer: SharedViewerDep, flow_id: int) -> FlowOut:
+def shared_flow(
+    session: SessionDep, viewer: SharedViewerDep, flow_id: result_routes.FlowIdPath
+) -> FlowOut:
     assert viewer.shared_capture_id is not None
     return result_routes.read_flow(session, viewer, viewer.shared_capture_id, flow_id)
 
@@ -63,11 +62,11 @@ def shared_series(
     session: SessionDep,
     viewer: SharedViewerDep,
     service: ServiceDep,
-    flow_id: int,
-    direction: Literal["client_to_server", "server_to_client"] = "client_to_server",
-    start_s: Annotated[float | None, Query(alias="from")] = None,
-    end_s: Annotated[float | None, Query(alias="to")] = None,
-    max_points: Annotated[int, Query(ge=2, le=results.MAX_SERIES_POINTS)] = 4000,
+    flow_id: result_routes.FlowIdPath,
+    direction: result_routes.Direction = "client_to_server",
+    start_s: result_routes.FromParam = None,
+    end_s: result_routes.ToParam = None,
+    max_points: result_routes.MaxPointsParam = 4000,
 ) -> SeriesOut | Response:
     assert viewer.shared_capture_id is not None
     return result_routes.read_series(

@@ -25,6 +25,9 @@ _SORT_COLUMNS = {
     "start": Flow.start_s,
 }
 MAX_SERIES_POINTS = 100_000
+# flows.flow_id is a PostgreSQL integer: no flow has a larger id (or position in a listing), and
+# asking the database for one fails instead of finding nothing.
+FLOW_ID_MAX = 2**31 - 1
 
 
 class FlowNotFound(NotFound):
