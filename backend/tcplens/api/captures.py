@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from typing import Annotated
+from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
@@ -31,8 +32,6 @@ from tcplens.storage.blobs import BlobNotFoundError
 
 router = APIRouter(prefix="/captures", tags=["captures"])
 
-# Slack for the multipart envelope (boundaries, part headers) around the file itself.
-MULTIPART_OVERHEAD = 64 * 1024
 FILE_CHUNK = 256 * 1024
 
 
@@ -106,13 +105,19 @@ async def upload_capture(
     _upload_bucket(request, service).take(str(viewer.user_id), "uploads")
     limit = service.settings.max_upload_bytes
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit + MULTIPART_OVERHEAD:
+    if (
+        declared is not None
+        # str.isdigit() also accepts '²' (latin-1 0xB2), which int() refuses: ASCII digits only
+        and declared.isascii()
+        and declared.isdigit()
+        and int(declared) > limit + uploads.MULTIPART_OVERHEAD
+    ):
         # Refused before a byte is read; streaming still counts, for chunked bodies.
         raise captures.UploadTooLarge(
             f"the upload is larger than the limit of {limit} bytes", limit_bytes=limit
         )
     if uploads.is_multipart(request):
-        part_name, chunks = await uploads.multipart_file(request)
+        part_name, chunks = await uploads.multipart_file(request, limit)
         filename = filename or part_name
     else:
         chunks = uploads.raw_body(request)
@@ -182,12 +187,17 @@ def original_file(
             while block := reader.read(FILE_CHUNK):
                 yield block
 
+    # RFC 6266: an ASCII fallback for old clients, and the real name as UTF-8 in filename*
+    # (RFC 8187), so a name in any script survives the download.
     safe_name = capture.filename.replace('"', "").encode("ascii", "replace").decode()
+    utf8_name = quote(capture.filename, safe="")
     return StreamingResponse(
         chunks(),
         media_type="application/octet-stream",
         headers={
-            "Content-Disposition": f'attachment; filename="{safe_name}"',
+            "Content-Disposition": (
+                f"attachment; filename=\"{safe_name}\"; filename*=UTF-8''{utf8_name}"
+            ),
             "Content-Length": str(capture.size_bytes),
             "Cache-Control": "private, no-store",
         },

@@ -15,8 +15,11 @@ from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
 from tcplens.errors import InvalidInput
+from tcplens.services.captures import UploadTooLarge
 
 FILE_FIELD = "file"
+# Slack for the multipart envelope (boundaries, part headers, small fields) around the file.
+MULTIPART_OVERHEAD = 64 * 1024
 
 
 class MalformedUpload(InvalidInput):
@@ -51,6 +54,7 @@ class _FilePart:
         self._headers = {}
         self._in_file = False
 
+    # python-multipart caps a part's headers (4 KiB each, 8 of them): these stay small.
     def _header_field_data(self, data: bytes, start: int, end: int) -> None:
         self._header_field += data[start:end]
 
@@ -86,9 +90,15 @@ def is_multipart(request: Request) -> bool:
     return request.headers.get("content-type", "").lower().startswith("multipart/form-data")
 
 
-async def multipart_file(request: Request) -> tuple[str | None, AsyncIterator[bytes]]:
+async def multipart_file(
+    request: Request, limit_bytes: int
+) -> tuple[str | None, AsyncIterator[bytes]]:
     """The ``file`` field's name and bytes. The file name is known only once its part's headers
-    have been read, so the first chunks are read here before returning."""
+    have been read, so the first chunks are read here before returning.
+
+    The whole body counts against ``limit_bytes`` (plus the envelope), not only the file's bytes:
+    other fields are dropped unread and would otherwise let a body sent chunked, without
+    Content-Length, run on forever before the file part."""
     _, params = parse_options_header(request.headers.get("content-type", ""))
     boundary = params.get(b"boundary")
     if not boundary or len(boundary) > 200:
@@ -96,9 +106,17 @@ async def multipart_file(request: Request) -> tuple[str | None, AsyncIterator[by
     part = _FilePart()
     parser = MultipartParser(boundary, part.callbacks())  # type: ignore[arg-type]
     body = request.stream()
+    received = 0
 
     async def feed_until_file_data() -> bool:
+        nonlocal received
         async for chunk in body:
+            received += len(chunk)
+            if received > limit_bytes + MULTIPART_OVERHEAD:
+                raise UploadTooLarge(
+                    f"the upload is larger than the limit of {limit_bytes} bytes",
+                    limit_bytes=limit_bytes,
+                )
             try:
                 parser.write(chunk)
             except MultipartParseError as exc:
