@@ -1,0 +1,465 @@
+"""Hand-written hostile requests the schema fuzzer reaches badly: values at the edges of what
+the database and floats represent, tampered cursors and share tokens, file names full of control
+characters, and bodies whose framing lies. Each names the exact status and problem code."""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import quote
+
+import anyio
+import pytest
+
+from tests.api.service_fixtures import tiny_pcap
+from tests.api.tenants import Tenants, tenants
+
+__all__ = ["tenants"]  # the fixture, imported for pytest
+
+UPLOAD_LIMIT = 4 * 1024 * 1024  # tenants' max_upload_bytes
+
+
+def problem_of(response: Any, status: int, code: str) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    body: dict[str, Any] = response.json()
+    assert body["code"] == code, body
+    assert body["status"] == status
+    return body
+
+
+def series_url(world: Tenants) -> str:
+    home = world.home
+    return f"/api/v1/captures/{home.capture_id}/flows/{home.flow_ids[0]}/series"
+
+
+# --- series windows -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "location"),
+    [
+        ("from=nan", "from"),
+        ("from=NaN&to=1", "from"),
+        ("to=inf", "to"),
+        ("from=-inf", "from"),
+        ("from=-Infinity", "from"),
+        ("from=1e999", "from"),  # overflows to infinity
+        ("to=", "to"),
+        ("from=1s", "from"),
+        ("max_points=1", "max_points"),
+        ("max_points=0", "max_points"),
+        ("max_points=-4000", "max_points"),
+        ("max_points=100001", "max_points"),
+        ("max_points=99999999999999999999999999", "max_points"),
+        ("max_points=2.5", "max_points"),
+        ("max_points=nan", "max_points"),
+        ("direction=sideways", "direction"),
+    ],
+)
+def test_series_parameters_outside_their_domain_are_422(
+    tenants: Tenants, query: str, location: str
+) -> None:
+    response = tenants.client.get(f"{series_url(tenants)}?{query}", headers=tenants.home.bearer)
+    body = problem_of(response, 422, "invalid_input")
+    assert ["query", location] in [e["location"] for e in body["errors"]]
+
+
+def test_series_window_ending_before_it_starts_is_422(tenants: Tenants) -> None:
+    response = tenants.client.get(f"{series_url(tenants)}?from=5&to=1", headers=tenants.home.bearer)
+    assert problem_of(response, 422, "invalid_input")["field"] == "to"
+
+
+def test_series_windows_at_the_extremes_of_time(tenants: Tenants) -> None:
+    def series(query: str) -> dict[str, Any]:
+        response = tenants.client.get(f"{series_url(tenants)}?{query}", headers=tenants.home.bearer)
+        assert response.status_code == 200, response.text
+        body: dict[str, Any] = response.json()
+        return body
+
+    everything = series("max_points=100000")
+    total = everything["points_in_range"]
+    assert total > 2 and everything["returned_points"] == total
+    assert series("from=-1e300&to=1e300&max_points=100000")["points_in_range"] == total
+    assert series("from=-5&to=-1")["points_in_range"] == 0  # before the capture
+    assert series("from=1e300")["points_in_range"] == 0  # after it
+    assert series("from=0&to=0")["points_in_range"] <= total
+    least = series("max_points=2")
+    assert least["reduced"] is True and least["points_in_range"] == total
+
+
+# --- ids beyond what the database holds -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "flow_id",
+    ["2147483648", "9223372036854775808", "18446744073709551616", "-1", "1e3", "0x10", "9" * 40],
+)
+def test_flow_ids_outside_the_database_integer_are_422(tenants: Tenants, flow_id: str) -> None:
+    home = tenants.home
+    for url, headers in (
+        (f"/api/v1/captures/{home.capture_id}/flows/{flow_id}", home.bearer),
+        (f"/api/v1/captures/{home.capture_id}/flows/{flow_id}/series", home.bearer),
+        (f"/api/v1/shared/{home.share_token}/flows/{flow_id}", {}),
+        (f"/api/v1/shared/{home.share_token}/flows/{flow_id}/series", {}),
+    ):
+        body = problem_of(tenants.client.get(url, headers=headers), 422, "invalid_input")
+        assert body["errors"][0]["location"] == ["path", "flow_id"], url
+
+
+def test_the_largest_flow_id_is_simply_missing(tenants: Tenants) -> None:
+    home = tenants.home
+    url = f"/api/v1/captures/{home.capture_id}/flows/2147483647"
+    problem_of(tenants.client.get(url, headers=home.bearer), 404, "flow_not_found")
+
+
+@pytest.mark.parametrize("offset", ["2147483648", "9223372036854775808", "-1"])
+def test_flow_offsets_outside_the_database_integer_are_422(tenants: Tenants, offset: str) -> None:
+    home = tenants.home
+    for url, headers in (
+        (f"/api/v1/captures/{home.capture_id}/flows?offset={offset}", home.bearer),
+        (f"/api/v1/shared/{home.share_token}/flows?offset={offset}", {}),
+    ):
+        problem_of(tenants.client.get(url, headers=headers), 422, "invalid_input")
+    far = tenants.client.get(
+        f"/api/v1/captures/{home.capture_id}/flows?offset=2147483647", headers=home.bearer
+    )
+    assert far.status_code == 200 and far.json()["items"] == []
+
+
+@pytest.mark.parametrize(
+    ("capture_id", "status", "code"),
+    [
+        ("1", 422, "invalid_input"),
+        ("9" * 40, 422, "invalid_input"),
+        ("00000000-0000-0000-0000-000000000000", 404, "capture_not_found"),
+        (str(uuid.UUID(int=2**128 - 1)), 404, "capture_not_found"),
+    ],
+)
+def test_capture_ids_that_name_nothing(
+    tenants: Tenants, capture_id: str, status: int, code: str
+) -> None:
+    response = tenants.client.get(f"/api/v1/captures/{capture_id}", headers=tenants.home.bearer)
+    problem_of(response, status, code)
+
+
+# --- cursors ------------------------------------------------------------------------------
+
+
+def _b64(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _listing(world: Tenants, cursor: str | None = None) -> Any:
+    query = "" if cursor is None else f"?cursor={quote(cursor)}"
+    return world.client.get(f"/api/v1/captures{query}", headers=world.home.bearer)
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        "!!!",
+        "é",
+        _b64(b"not json"),
+        _b64(b"\xff\xfe\xfd"),
+        _b64(b'{"created": 1}'),
+        _b64(b'"ab"'),
+        _b64(b"null"),
+        _b64(b"[1, 2]"),
+        _b64(b'["2026-01-01T00:00:00+00:00", "not-a-uuid"]'),
+        _b64(b'["yesterday", "00000000-0000-0000-0000-000000000000"]'),
+        _b64(b'["2026-13-01T00:00:00", "00000000-0000-0000-0000-000000000000"]'),
+        _b64(b'["2026-01-01", "00000000-0000-0000-0000-000000000000", 3]'),
+    ],
+    ids=lambda cursor: cursor[:24],
+)
+def test_cursors_this_api_never_returned_are_422(tenants: Tenants, cursor: str) -> None:
+    assert problem_of(_listing(tenants, cursor), 422, "invalid_input")["field"] == "cursor"
+
+
+def test_overlong_cursor_is_422(tenants: Tenants) -> None:
+    body = problem_of(_listing(tenants, "A" * 501), 422, "invalid_input")
+    assert body["errors"][0]["location"] == ["query", "cursor"]
+
+
+def test_tampered_and_foreign_cursors_only_page_through_ones_own_workspace(
+    tenants: Tenants,
+) -> None:
+    home_ids = [c["id"] for c in _listing(tenants).json()["items"]]
+    created, _ident = json.loads(base64.urlsafe_b64decode(tenants.home_cursor + "=="))
+    for cursor, expected in (
+        # a position before every capture: nothing is older
+        (_b64(json.dumps(["0001-01-01T00:00:00+14:00", str(uuid.UUID(int=0))]).encode()), []),
+        # after every capture, naive and aware: the whole workspace
+        (_b64(json.dumps(["9999-12-31T23:59:59.999999", str(uuid.uuid4())]).encode()), home_ids),
+        (_b64(json.dumps([created, str(uuid.UUID(int=2**128 - 1))]).encode()), None),
+    ):
+        response = _listing(tenants, cursor)
+        assert response.status_code == 200, response.text
+        ids = [c["id"] for c in response.json()["items"]]
+        assert set(ids) <= set(home_ids)
+        if expected is not None:
+            assert ids == expected
+    # the foreign workspace's own cursor, presented at home, pages home's captures only
+    foreign_page = tenants.client.get(
+        "/api/v1/captures?limit=1", headers=tenants.foreign.bearer
+    ).json()
+    assert [c["id"] for c in foreign_page["items"]] == [tenants.foreign.capture_id]
+    foreign_cursor = _b64(
+        json.dumps([foreign_page["items"][0]["created_at"], tenants.foreign.capture_id]).encode()
+    )
+    response = _listing(tenants, foreign_cursor)
+    assert response.status_code == 200
+    assert tenants.foreign.capture_id not in response.text
+    assert tenants.foreign.filename not in response.text
+
+
+# --- share tokens -------------------------------------------------------------------------
+
+
+def _token_variants(world: Tenants) -> Iterator[str]:
+    token = world.home.share_token
+    yield from ("abc", "x" * 15, "x" * 101, "x" * 5000, "ü" * 32, "%00" * 20, "%20" * 24)
+    yield from (token + "x", token[:-1], token[::-1], quote(token + "\n"))
+    yield from (world.revoked_share_token, world.expired_share_token)
+
+
+def test_share_tokens_that_open_nothing_are_404(tenants: Tenants) -> None:
+    for token in _token_variants(tenants):
+        for suffix in ("", "/flows", "/findings", "/file", "/flows/1/series"):
+            response = tenants.client.get(f"/api/v1/shared/{token}{suffix}")
+            problem_of(response, 404, "share_link_not_found")
+
+
+def test_a_share_token_is_not_an_api_token(tenants: Tenants) -> None:
+    url = f"/api/v1/captures/{tenants.home.capture_id}"
+    for authorization in (
+        f"Bearer {tenants.home.share_token}",
+        "Bearer " + "x" * 100_000,
+        "Basic Zm9vOmJhcg==",
+        "Bearer",
+        "tcpl_" + "a" * 40,
+    ):
+        response = tenants.client.get(url, headers={"Authorization": authorization})
+        problem_of(response, 401, "not_authenticated")
+
+
+# --- file names ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("filename", "stored"),
+    [
+        ("a" * 1024, "a" * 255),
+        ("../../etc/passwd", "passwd"),
+        ("C:\\Users\\me\\trace.pcap", "trace.pcap"),
+        ("a\x00b\r\nc\x1b[31m\u202e\u200b.pcap", "abc[31m.pcap"),
+        ("\x00\x01\x02\t", "capture"),
+        ("   ", "capture"),
+        ("日本語 🚀.pcap", "日本語 🚀.pcap"),
+        ('"quoted"; x=1.pcap', '"quoted"; x=1.pcap'),
+    ],
+)
+def test_file_names_are_cleaned_and_come_back_safely(
+    tenants: Tenants, filename: str, stored: str
+) -> None:
+    home = tenants.home
+    response = tenants.client.post(
+        "/api/v1/captures",
+        params={"filename": filename},
+        content=tiny_pcap(uuid.uuid4().bytes),
+        headers=home.bearer,
+    )
+    assert response.status_code == 202, response.text
+    capture = response.json()["capture"]
+    assert capture["filename"] == stored
+    download = tenants.client.get(f"/api/v1/captures/{capture['id']}/file", headers=home.bearer)
+    assert download.status_code == 200
+    disposition = download.headers["content-disposition"]
+    assert disposition.isascii() and "\r" not in disposition and "\n" not in disposition
+    assert disposition.endswith("filename*=UTF-8''" + quote(stored, safe=""))
+
+
+def test_file_name_longer_than_1024_is_422(tenants: Tenants) -> None:
+    response = tenants.client.post(
+        "/api/v1/captures",
+        params={"filename": "a" * 1025},
+        content=tiny_pcap(uuid.uuid4().bytes),
+        headers=tenants.home.bearer,
+    )
+    body = problem_of(response, 422, "invalid_input")
+    assert body["errors"][0]["location"] == ["query", "filename"]
+
+
+def test_file_name_in_broken_percent_encoding(tenants: Tenants) -> None:
+    response = tenants.client.post(
+        "/api/v1/captures?filename=%ff%fe%00.pcap",
+        content=tiny_pcap(uuid.uuid4().bytes),
+        headers=tenants.home.bearer,
+    )
+    assert response.status_code == 202, response.text
+    assert response.json()["capture"]["filename"] == "\ufffd\ufffd.pcap"
+
+
+# --- bodies whose framing lies ------------------------------------------------------------
+
+
+def asgi_post(
+    world: Tenants, path: str, headers: dict[str, str], chunks: list[bytes]
+) -> tuple[int, dict[str, str], bytes]:
+    """POST straight into the ASGI app, with exactly these headers and body chunks: a test
+    client would fix a lying Content-Length, a real server's framing is what is tested here."""
+
+    async def exchange() -> tuple[int, dict[str, str], bytes]:
+        pending = list(chunks)
+        status = 0
+        answer_headers: dict[str, str] = {}
+        body = bytearray()
+
+        async def receive() -> dict[str, Any]:
+            if pending:
+                chunk = pending.pop(0)
+                return {"type": "http.request", "body": chunk, "more_body": bool(pending)}
+            await anyio.sleep_forever()
+            raise AssertionError("unreachable")
+
+        async def send(message: dict[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                answer_headers.update(
+                    (k.decode("latin-1"), v.decode("latin-1")) for k, v in message["headers"]
+                )
+            elif message["type"] == "http.response.body":
+                body.extend(message.get("body", b""))
+
+        path_only, _, query = path.partition("?")
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "POST",
+            "scheme": "https",
+            "path": path_only,
+            "raw_path": path_only.encode(),
+            "root_path": "",
+            "query_string": query.encode(),
+            # latin-1: the octets a server hands over for a header value
+            "headers": [(k.lower().encode(), v.encode("latin-1")) for k, v in headers.items()],
+            "client": ("127.0.0.1", 50000),
+            "server": ("testserver", 443),
+        }
+        with anyio.fail_after(60):
+            await world.app(scope, receive, send)
+        return status, answer_headers, bytes(body)
+
+    return anyio.run(exchange)
+
+
+def _problem_code(answer: tuple[int, dict[str, str], bytes]) -> tuple[int, str]:
+    status, headers, body = answer
+    assert headers["content-type"] == "application/problem+json", (status, body[:300])
+    return status, json.loads(body)["code"]
+
+
+def _oversized(extra: int) -> list[bytes]:
+    block = b"\x00" * (64 * 1024)
+    head = tiny_pcap(uuid.uuid4().bytes)
+    return [head] + [block] * ((UPLOAD_LIMIT + extra) // len(block) + 1)
+
+
+def test_a_huge_declared_length_is_refused_before_reading(tenants: Tenants) -> None:
+    headers = {**tenants.home.bearer, "content-length": "9" * 30}
+    answer = asgi_post(tenants, "/api/v1/captures", headers, [tiny_pcap(uuid.uuid4().bytes)])
+    assert _problem_code(answer) == (413, "upload_too_large")
+
+
+def test_a_body_longer_than_its_declared_length_is_counted(tenants: Tenants) -> None:
+    headers = {**tenants.home.bearer, "content-length": "100"}
+    answer = asgi_post(tenants, "/api/v1/captures", headers, _oversized(1))
+    assert _problem_code(answer) == (413, "upload_too_large")
+
+
+def test_a_chunked_body_over_the_limit_is_413(tenants: Tenants) -> None:
+    headers = {**tenants.home.bearer, "transfer-encoding": "chunked"}
+    answer = asgi_post(tenants, "/api/v1/captures", headers, _oversized(1))
+    assert _problem_code(answer) == (413, "upload_too_large")
+
+
+@pytest.mark.parametrize("declared", ["-1", "abc", "1e9", "", "\u00b2", "\u00b9\u00b2\u00b3"])
+def test_a_meaningless_declared_length_is_ignored(tenants: Tenants, declared: str) -> None:
+    headers = {**tenants.home.bearer, "content-length": declared}
+    status, _, body = asgi_post(
+        tenants, "/api/v1/captures?filename=x.pcap", headers, [tiny_pcap(uuid.uuid4().bytes)]
+    )
+    assert status == 202, body[:300]
+
+
+def _multipart(boundary: str, *parts: bytes) -> list[bytes]:
+    return [*parts, f"--{boundary}--\r\n".encode()]
+
+
+def _file_part(boundary: str, data: bytes, extra_header: bytes = b"") -> bytes:
+    return (
+        f"--{boundary}\r\n".encode()
+        + b'Content-Disposition: form-data; name="file"; filename="m.pcap"\r\n'
+        + extra_header
+        + b"Content-Type: application/octet-stream\r\n\r\n"
+        + data
+        + b"\r\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("content_type", "chunks", "expected"),
+    [
+        # the body's boundary is not the one announced: no part, so no file
+        (
+            "multipart/form-data; boundary=AAAA",
+            _multipart("BBBB", _file_part("BBBB", tiny_pcap(b"wrong boundary"))),
+            (422, "malformed_upload"),
+        ),
+        (
+            "multipart/form-data; boundary=" + "b" * 201,
+            _multipart("b" * 201, _file_part("b" * 201, tiny_pcap(b"long boundary"))),
+            (422, "malformed_upload"),
+        ),
+        (
+            'multipart/form-data; boundary=""',
+            [_file_part("", tiny_pcap(b"empty boundary"))],
+            (422, "malformed_upload"),
+        ),
+        # one endless part header: refused, never collected in memory
+        (
+            "multipart/form-data; boundary=CCCC",
+            _multipart(
+                "CCCC",
+                _file_part(
+                    "CCCC", tiny_pcap(b"long header"), b"X-Pad: " + b"p" * 1_000_000 + b"\r\n"
+                ),
+            ),
+            (422, "malformed_upload"),
+        ),
+        # a field before the file larger than any upload: the whole body counts
+        (
+            "multipart/form-data; boundary=DDDD",
+            _multipart(
+                "DDDD",
+                b'--DDDD\r\nContent-Disposition: form-data; name="pad"\r\n\r\n',
+                *_oversized(128 * 1024),
+                b"\r\n",
+                _file_part("DDDD", tiny_pcap(b"after the pad")),
+            ),
+            (413, "upload_too_large"),
+        ),
+    ],
+    ids=["wrong-boundary", "boundary-201", "empty-boundary", "endless-part-header", "huge-field"],
+)
+def test_multipart_bodies_that_lie(
+    tenants: Tenants, content_type: str, chunks: list[bytes], expected: tuple[int, str]
+) -> None:
+    headers = {**tenants.home.bearer, "content-type": content_type}
+    assert _problem_code(asgi_post(tenants, "/api/v1/captures", headers, chunks)) == expected
