@@ -21,7 +21,8 @@ from tests.api.service_fixtures import Actor, sign_up
 from tests.capture.shared_captures import LAB, require
 
 BASE_URL = "https://testserver"
-ANALYSIS_WAIT_S = 120.0
+# The first analysis after a change compiles the numba kernels (minutes on a loaded machine).
+ANALYSIS_WAIT_S = 600.0
 
 
 @dataclass
