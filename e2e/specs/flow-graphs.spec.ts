@@ -2,6 +2,7 @@
 // mark Wireshark reports, a click on a mark opens that packet in Wireshark's own dissection (Wiregasm
 // in the browser), and every graph renders. Screenshots go to test-results/screens/.
 
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import type { Page } from "@playwright/test";
 import { expect, test } from "../fixtures";
@@ -14,6 +15,28 @@ import {
   signUp,
   uploadAndAnalyse,
 } from "../pages/flowCapture";
+
+/** SACK blocks in the packets `filter` selects, as TShark decodes them (tcp.options.sack.count). */
+function tsharkSackBlocks(capture: string, filter: string): number {
+  const out = execFileSync(
+    "tshark",
+    [
+      "-r",
+      capture,
+      "-Y",
+      `${filter} && tcp.options.sack_le`,
+      "-T",
+      "fields",
+      "-e",
+      "tcp.options.sack.count",
+    ],
+    { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] },
+  );
+  return out
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .reduce((sum, line) => sum + Number(line.trim()), 0);
+}
 
 const RWND = labCapture("rwnd_small_upload.pcap");
 const LOSSY = labCapture("lossy_download.pcap");
@@ -110,6 +133,27 @@ test("lossy_download: retransmissions in red, duplicate ACKs ticked, as many as 
   expect(flagged).toBe(oracleCount("lossy_download.pcap", 0, "retransmission"));
   expect(dupAcks).toBe(oracleCount("lossy_download.pcap", 0, "duplicate_ack"));
   await screenshot(page, "graphs-03-lossy-tcptrace");
+
+  // Every SACK block the client sent is drawn, not only the first of each packet: as many as
+  // TShark reads in the client's packets of this stream.
+  const sackBlocks = tsharkSackBlocks(LOSSY as string, "tcp.stream == 0 && ip.src == 10.77.0.1");
+  expect(sackBlocks).toBeGreaterThan(oracleCount("lossy_download.pcap", 0, "duplicate_ack"));
+  await expect(graph).toHaveAttribute("data-sack-block-count", String(sackBlocks));
+  await expect(page.locator(".chart-legend")).toContainText(`SACK blocks×${sackBlocks}`);
+
+  // The SVG export is vectors only: the dense layers as paths (segments blue, re-sent ones red,
+  // SACK blocks purple), the marks as on screen, no embedded image.
+  const [svgFile] = await Promise.all([
+    page.waitForEvent("download"),
+    page.getByRole("button", { name: "SVG" }).click(),
+  ]);
+  const svg = readFileSync(await svgFile.path(), "utf8");
+  expect(svg).not.toContain("<image");
+  for (const color of ["#1c64d6", "#d62728", "#9c36b5", "#1f9d3a"]) {
+    expect(svg).toMatch(new RegExp(`<path d="M[^"]+" fill="none" stroke="${color}"`));
+  }
+  expect(svg).toContain('data-kind="retransmission"');
+  expect(svg).toContain('data-kind="duplicate_ack"');
 
   // The series in view export as CSV, both directions, one row per packet, in the API's names.
   const [csv] = await Promise.all([

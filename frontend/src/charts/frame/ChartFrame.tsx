@@ -27,6 +27,7 @@ import {
   zoomAt,
 } from "../view";
 import { prepareCanvas } from "./draw";
+import { recordLayers, setFrameVectors } from "./svgRecorder";
 import "../charts.css";
 import { Tooltip } from "./Tooltip";
 import { type CanvasLayer, type HoverItem, MARGIN, type PlotArea } from "./types";
@@ -111,6 +112,9 @@ export function ChartFrame(props: ChartFrameProps) {
     // mark per redraw (cleared every thousand so a long session does not pile them up).
     const element = containerRef.current;
     if (element) {
+      // The same layers, at the same scales, as vectors for the SVG export.
+      const layers = props.layers;
+      setFrameVectors(element, (parent) => recordLayers(parent, layers, area));
       const draws = Number(element.dataset.draws ?? 0) + 1;
       element.dataset.draws = String(draws);
       element.dataset.drawMs = elapsed.toFixed(2);

@@ -3,9 +3,10 @@
 
 import type { BarColumns } from "../lod/bars";
 import type { PixelColumns, Scale } from "../lod/m4";
+import type { DrawContext } from "./types";
 
 /** A line through the columns: first → min → max → last in each pixel column (M4). */
-export function strokeLine(ctx: CanvasRenderingContext2D, c: PixelColumns, y: Scale): void {
+export function strokeLine(ctx: DrawContext, c: PixelColumns, y: Scale): void {
   if (c.count === 0) return;
   ctx.beginPath();
   for (let k = 0; k < c.count; k++) {
@@ -25,12 +26,7 @@ export function strokeLine(ctx: CanvasRenderingContext2D, c: PixelColumns, y: Sc
  * previous column's last value to this column, then vertical through this column's range. The last
  * value runs on to `endPx` (the right edge of the data).
  */
-export function strokeSteps(
-  ctx: CanvasRenderingContext2D,
-  c: PixelColumns,
-  y: Scale,
-  endPx: number,
-): void {
+export function strokeSteps(ctx: DrawContext, c: PixelColumns, y: Scale, endPx: number): void {
   if (c.count === 0) return;
   ctx.beginPath();
   let lastY = 0;
@@ -55,12 +51,7 @@ export function strokeSteps(
  * Vertical bars; a column holding a single segment gets tcptrace's end ticks (a short horizontal
  * stroke at seq and at seq + len) so neighbouring segments stay distinguishable when zoomed in.
  */
-export function strokeBars(
-  ctx: CanvasRenderingContext2D,
-  c: BarColumns,
-  y: Scale,
-  tickHalfWidth: number,
-): void {
+export function strokeBars(ctx: DrawContext, c: BarColumns, y: Scale, tickHalfWidth: number): void {
   if (c.count === 0) return;
   ctx.beginPath();
   for (let k = 0; k < c.count; k++) {

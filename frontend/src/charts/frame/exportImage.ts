@@ -1,7 +1,8 @@
-// Export of what a graph shows: a standalone SVG (axes, marks and annotations as vectors, the dense
-// canvas layers embedded as an image) or a PNG rendered from it, and the series rows in view as
-// CSV or JSON.
+// Export of what a graph shows: a standalone SVG, all vectors (axes, marks and annotations cloned
+// from the page, the dense canvas layers redrawn as paths by svgRecorder.ts), or a PNG rendered
+// from it, and the series rows in view as CSV or JSON.
 
+import { drawFrameVectors } from "./svgRecorder";
 import { MARGIN } from "./types";
 
 const STYLE_PROPERTIES = [
@@ -47,14 +48,23 @@ export function frameToSvg(frame: HTMLElement): string {
   background.setAttribute("width", String(width));
   background.setAttribute("height", String(height));
   background.setAttribute("fill", getComputedStyle(frame).backgroundColor || "#ffffff");
-  const image = document.createElementNS(ns, "image");
-  image.setAttribute("href", canvas.toDataURL("image/png"));
-  image.setAttribute("x", String(MARGIN.left));
-  image.setAttribute("y", String(MARGIN.top));
-  image.setAttribute("width", String(canvas.clientWidth));
-  image.setAttribute("height", String(canvas.clientHeight));
-  clone.insertBefore(image, clone.firstChild);
+  // The dense layers under the axes and marks, as on screen, clipped to the plot as the canvas is.
+  const clip = document.createElementNS(ns, "clipPath");
+  clip.setAttribute("id", "tcplens-plot-area");
+  const clipRect = document.createElementNS(ns, "rect");
+  clipRect.setAttribute("width", String(canvas.clientWidth));
+  clipRect.setAttribute("height", String(canvas.clientHeight));
+  clip.append(clipRect);
+  const defs = document.createElementNS(ns, "defs");
+  defs.append(clip);
+  const layers = document.createElementNS(ns, "g");
+  layers.setAttribute("class", "chart-layers");
+  layers.setAttribute("transform", `translate(${MARGIN.left},${MARGIN.top})`);
+  layers.setAttribute("clip-path", "url(#tcplens-plot-area)");
+  if (!drawFrameVectors(frame, layers)) throw new Error("no graph to export");
+  clone.insertBefore(layers, clone.firstChild);
   clone.insertBefore(background, clone.firstChild);
+  clone.insertBefore(defs, clone.firstChild);
   return new XMLSerializer().serializeToString(clone);
 }
 

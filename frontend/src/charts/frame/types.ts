@@ -8,10 +8,37 @@ export interface PlotArea {
   readonly height: number;
 }
 
+/**
+ * The part of the canvas 2D API the layers draw with: a canvas's context, or the SVG export's
+ * recorder (frame/svgRecorder.ts), so each layer is written once for both.
+ */
+export type DrawContext = Pick<
+  CanvasRenderingContext2D,
+  | "strokeStyle"
+  | "fillStyle"
+  | "lineWidth"
+  | "lineJoin"
+  | "globalAlpha"
+  | "setLineDash"
+  | "save"
+  | "restore"
+  | "beginPath"
+  | "moveTo"
+  | "lineTo"
+  | "closePath"
+  | "rect"
+  | "arc"
+  | "clip"
+  | "fillRect"
+> & {
+  stroke(path?: Path2D): void;
+  fill(path?: Path2D): void;
+};
+
 /** One dense layer, drawn on the shared canvas in the order given. */
 export interface CanvasLayer {
   readonly id: string;
-  draw(ctx: CanvasRenderingContext2D, area: PlotArea): void;
+  draw(ctx: DrawContext, area: PlotArea): void;
 }
 
 /** What the pointer is over, for the tooltip and for opening the packet's dissection. */

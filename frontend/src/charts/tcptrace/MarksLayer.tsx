@@ -1,6 +1,7 @@
 // The event marks as SVG (annotations: few, clickable, each one a packet), or on the canvas when a
 // window holds too many to keep as DOM nodes (a lossy million-packet flow).
 
+import { glyph } from "../frame/svgRecorder";
 import type { CanvasLayer, PlotArea } from "../frame/types";
 import { lowerBound, upperBound } from "../lod/visibleRange";
 import { MARK_STYLES, type Mark, type MarkKind } from "./marks";
@@ -113,7 +114,7 @@ export function marksCanvasLayer(marks: readonly Mark[], times: Float64Array): C
       if (visible.length <= MAX_SVG_MARKS) return; // drawn as SVG instead
       for (const m of visible) {
         const style = MARK_STYLES[m.kind];
-        const path = new Path2D(markPath(m.kind, area.x(m.time), area.y(m.seq)));
+        const path = glyph(markPath(m.kind, area.x(m.time), area.y(m.seq)));
         if (STROKED.has(m.kind) || TEXT.has(m.kind)) {
           ctx.strokeStyle = style.color;
           ctx.lineWidth = 2;

@@ -8,7 +8,8 @@ import type { FlowGraphProps } from "../flow/types";
 import { ChartFrame } from "../frame/ChartFrame";
 import { EvidenceShading } from "../frame/Evidence";
 import { Legend, type LegendEntry } from "../frame/Legend";
-import { tcptraceHover } from "./hover";
+import { lowerBound, upperBound } from "../lod/visibleRange";
+import { SACK_MEANING, tcptraceHover } from "./hover";
 import {
   ackLayer,
   ackLine,
@@ -27,6 +28,7 @@ import {
   markCountAttributes,
   tcptraceMarks,
 } from "./marks";
+import { sackBlocks } from "./sack";
 
 const LEGEND_MARKS: readonly { kind: MarkKind; shape: LegendEntry["shape"] }[] = [
   { kind: "window_full", shape: "dot" },
@@ -42,6 +44,12 @@ export function TcptraceGraph(props: FlowGraphProps) {
   const edge = useMemo(() => windowEdge(acks), [acks]);
   const ackValues = useMemo(() => ackLine(acks), [acks]);
   const marks = useMemo(() => tcptraceMarks(data, acks), [data, acks]);
+  const sacks = useMemo(() => sackBlocks(acks), [acks]);
+  const sackTimes = useMemo(() => Float64Array.from(sacks, (b) => b.time), [sacks]);
+  const sacksInView = useMemo(
+    () => sacks.slice(lowerBound(sackTimes, view.from), upperBound(sackTimes, view.to)),
+    [sacks, sackTimes, view.from, view.to],
+  );
   const markTimes = useMemo(() => Float64Array.from(marks, (m) => m.time), [marks]);
   const visible = useMemo(
     () => marksInView(marks, markTimes, view.from, view.to),
@@ -56,11 +64,11 @@ export function TcptraceGraph(props: FlowGraphProps) {
     () => [
       receiveWindowLayer(acks, edge),
       ackLayer(acks, ackValues),
-      sackLayer(acks),
+      sackLayer(sacks, sackTimes),
       segmentsLayer(data),
       marksCanvasLayer(marks, markTimes),
     ],
-    [data, acks, edge, ackValues, marks, markTimes],
+    [data, acks, edge, ackValues, marks, markTimes, sacks, sackTimes],
   );
 
   const legend: LegendEntry[] = [
@@ -98,7 +106,8 @@ export function TcptraceGraph(props: FlowGraphProps) {
       label: "SACK blocks",
       color: TCPTRACE_COLORS.sack,
       shape: "bar",
-      meaning: "purple bar: data the receiver holds above a gap (RFC 2018)",
+      meaning: SACK_MEANING,
+      count: sacksInView.length,
     },
     ...LEGEND_MARKS.map(({ kind, shape }) => ({
       key: kind,
@@ -132,12 +141,13 @@ export function TcptraceGraph(props: FlowGraphProps) {
           </>
         )}
         nearest={(area, px, py) =>
-          tcptraceHover(area, px, py, visible, data, acks, ackValues, edge)
+          tcptraceHover(area, px, py, visible, sacksInView, data, acks, ackValues, edge)
         }
         onPick={props.onPick}
         dataAttributes={{
           "data-testid": "graph-tcptrace",
           ...markCountAttributes(counts),
+          "data-sack-block-count": String(sacksInView.length),
           "data-points": String(data.length + acks.length),
         }}
         {...(props.onDraw ? { onDraw: props.onDraw } : {})}

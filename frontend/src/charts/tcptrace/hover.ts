@@ -8,6 +8,7 @@ import { formatBytesExact } from "../numbers";
 import type { DirectionSeries } from "../series/columns";
 import { TCPTRACE_COLORS } from "./layers";
 import { MARK_STYLES, type Mark } from "./marks";
+import { type SackBar, type SackBlock, sackBars } from "./sack";
 
 function timeLine(t: number, frame: number): string {
   return `t = ${t.toFixed(6)} s · frame ${frame}`;
@@ -25,11 +26,15 @@ export function markItem(m: Mark): HoverItem {
   };
 }
 
+export const SACK_MEANING =
+  "purple bar: bytes the receiver already holds above a gap, so the sender need not resend them (SACK, RFC 2018)";
+
 export function tcptraceHover(
   area: PlotArea,
   px: number,
   py: number,
   visibleMarks: readonly Mark[],
+  visibleSacks: readonly SackBlock[],
   data: DirectionSeries,
   acks: DirectionSeries,
   ackValues: Float64Array,
@@ -41,6 +46,29 @@ export function tcptraceHover(
     py,
   );
   if (mark) return markItem(mark);
+
+  let sack: SackBar | null = null;
+  for (const bar of sackBars(visibleSacks, area)) {
+    const dx = Math.abs(bar.x - px);
+    if (dx > PICK_RADIUS_PX || py < bar.top - PICK_RADIUS_PX || py > bar.bottom + PICK_RADIUS_PX)
+      continue;
+    if (!sack || dx < Math.abs(sack.x - px)) sack = bar;
+  }
+  if (sack) {
+    const { block } = sack;
+    return {
+      time: block.time,
+      value: block.right,
+      color: TCPTRACE_COLORS.sack,
+      title: `SACK block ${block.index + 1}`,
+      lines: [
+        SACK_MEANING,
+        `seq ${block.left.toLocaleString("en-US")} → ${block.right.toLocaleString("en-US")} (${formatBytesExact(block.right - block.left)})`,
+        timeLine(block.time, block.frame),
+      ],
+      frame: block.frame,
+    };
+  }
 
   const t0 = area.x.invert(px - PICK_RADIUS_PX);
   const t1 = area.x.invert(px + PICK_RADIUS_PX);

@@ -7,10 +7,10 @@ import { strokeBars, strokeSteps } from "../frame/draw";
 import type { CanvasLayer, PlotArea } from "../frame/types";
 import { barColumns } from "../lod/bars";
 import { m4Columns } from "../lod/m4";
-import { visibleRange } from "../lod/visibleRange";
+import { lowerBound, upperBound, visibleRange } from "../lod/visibleRange";
 import type { DirectionSeries } from "../series/columns";
 import { TCP_ACK } from "../series/events";
-import { sackBlocks } from "./sack";
+import { SACK_TICK_PX, type SackBlock, sackBars } from "./sack";
 
 export const TCPTRACE_COLORS = {
   data: "#1c64d6",
@@ -78,18 +78,23 @@ export function ackLayer(acks: DirectionSeries, line: Float64Array): CanvasLayer
   return stepLayer("ack", acks, line, TCPTRACE_COLORS.ack, 1.5);
 }
 
-export function sackLayer(acks: DirectionSeries): CanvasLayer {
+/** Every SACK block of the view (`blocks` in time order, `times` their times). */
+export function sackLayer(blocks: readonly SackBlock[], times: Float64Array): CanvasLayer {
   return {
     id: "sack",
     draw(ctx, area) {
-      const { lo, hi } = inView(acks, area);
+      const [from, to] = area.x.domain() as [number, number];
+      const visible = blocks.slice(lowerBound(times, from), upperBound(times, to));
       ctx.strokeStyle = TCPTRACE_COLORS.sack;
-      ctx.lineWidth = 2;
+      ctx.lineWidth = 1.5;
       ctx.beginPath();
-      for (const block of sackBlocks(acks, lo, hi)) {
-        const px = Math.round(area.x(block.time)) + 0.5;
-        ctx.moveTo(px, area.y(block.left));
-        ctx.lineTo(px, Math.min(area.y(block.right), area.y(block.left) - 1));
+      for (const bar of sackBars(visible, area)) {
+        ctx.moveTo(bar.x, bar.bottom);
+        ctx.lineTo(bar.x, bar.top);
+        ctx.moveTo(bar.x - SACK_TICK_PX, bar.top);
+        ctx.lineTo(bar.x + SACK_TICK_PX, bar.top);
+        ctx.moveTo(bar.x - SACK_TICK_PX, bar.bottom);
+        ctx.lineTo(bar.x + SACK_TICK_PX, bar.bottom);
       }
       ctx.stroke();
     },

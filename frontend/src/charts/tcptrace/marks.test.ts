@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { seriesFromColumns } from "../series/columns";
 import { distinctMarks } from "./MarksLayer";
 import { countMarks, markCountAttributes, tcptraceMarks } from "./marks";
-import { sackBlocks } from "./sack";
+import { sackBars, sackBlocks } from "./sack";
 
 // Bits as the backend orders EVENT_NAMES: retransmission = 1, duplicate_ack = 64,
 // zero_window = 128, window_full = 1024.
@@ -75,7 +75,67 @@ describe("tcptrace marks", () => {
 
 describe("SACK blocks", () => {
   it("reads the blocks of the receiver's ACKs", () => {
-    expect(sackBlocks(acks)).toEqual([{ row: 2, time: 0.25, left: 2897, right: 4345 }]);
+    expect(sackBlocks(acks)).toEqual([
+      { row: 2, time: 0.25, frame: 6, index: 0, left: 2897, right: 4345 },
+    ]);
+  });
+
+  // One duplicate ACK of 1 carrying three blocks (the most beside timestamps), the next one two,
+  // with -1 where a packet has fewer blocks, as the series endpoint sends them.
+  const recovery = seriesFromColumns("server_to_client", {
+    columns: {
+      time_s: [1, 2],
+      frame: [10, 12],
+      ack: [1, 1],
+      flags: [0x10, 0x10],
+      sack_count: [3, 2],
+      sack_left_0: [8689, 8689],
+      sack_right_0: [10137, 11585],
+      sack_left_1: [5793, 5793],
+      sack_right_1: [7241, 7241],
+      sack_left_2: [2897, -1],
+      sack_right_2: [4345, -1],
+    },
+  });
+
+  it("keeps every block of every packet, in the order sent", () => {
+    const blocks = sackBlocks(recovery);
+    expect(blocks.map((b) => [b.frame, b.index, b.left, b.right])).toEqual([
+      [10, 0, 8689, 10137],
+      [10, 1, 5793, 7241],
+      [10, 2, 2897, 4345],
+      [12, 0, 8689, 11585],
+      [12, 1, 5793, 7241],
+    ]);
+  });
+
+  it("draws each block as its own bar from its left edge up to its right edge", () => {
+    // 100 px per second, one px per 100 bytes, y growing downwards from 200 px.
+    const area = {
+      x: scaleLinear().domain([0, 4]).range([0, 400]),
+      y: scaleLinear().domain([0, 20000]).range([200, 0]),
+      width: 400,
+      height: 200,
+    };
+    const bars = sackBars(sackBlocks(recovery), area);
+    const round = (v: number) => Math.round(v * 100) / 100;
+    expect(bars.map((b) => [b.x, round(b.bottom), round(b.top)])).toEqual([
+      [100.5, 113.11, 98.63],
+      [100.5, 142.07, 127.59],
+      [100.5, 171.03, 156.55],
+      [200.5, 113.11, 84.15],
+      [200.5, 142.07, 127.59],
+    ]);
+    // Separate islands: the bars of one ACK do not touch (the gaps are what is missing).
+    const first = bars.slice(0, 3).sort((a, b) => a.bottom - b.bottom);
+    for (let k = 1; k < first.length; k++) {
+      expect((first[k - 1] as { bottom: number }).bottom).toBeLessThan(
+        (first[k] as { top: number }).top,
+      );
+    }
+    // A one-byte block is still a pixel tall.
+    const tiny = sackBars([{ row: 0, time: 1, frame: 1, index: 0, left: 100, right: 101 }], area);
+    expect((tiny[0] as { bottom: number }).bottom - (tiny[0] as { top: number }).top).toBe(1);
   });
 });
 
