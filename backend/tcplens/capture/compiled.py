@@ -104,19 +104,3 @@ def read_u32(b: U8, pos: int, big: bool) -> int:
     if big:
         return (read_u16(b, pos, True) << 16) | read_u16(b, pos + 2, True)
     return (read_u16(b, pos + 2, False) << 16) | read_u16(b, pos, False)
-
-
-PAGE = 4096
-
-
-@parallel_kernel
-def touch_pages(arena: U8) -> None:
-    """Write one byte per page of a fresh, uninitialised array, on all cores.
-
-    The first write to a page of fresh memory costs a page fault and the page's zeroing, and
-    in this virtual machine also the host's fault: ~1 ns per byte, more than the decoding
-    itself. Taken page by page inside the sequential record walk that cost is serial; here the
-    cores share it. The array must be one the caller overwrites entirely afterwards.
-    """
-    for page in numba.prange((arena.shape[0] + PAGE - 1) // PAGE):
-        arena[page * PAGE] = 0

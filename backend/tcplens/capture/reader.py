@@ -15,8 +15,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from tcplens.capture.buffers import MAX_HELD, CaptureBuffer, MappedBuffer
-from tcplens.capture.compiled import touch_pages
+from tcplens.capture.buffers import MAX_HELD, CaptureBuffer, MappedBuffer, anonymous_memory
 from tcplens.capture.compression import DEFAULT_MAX_BYTES, sniff_format
 from tcplens.capture.decode import decode_packets
 from tcplens.capture.dns import DnsCollector
@@ -82,7 +81,8 @@ def read_capture(
         packets = reading.run()
         dns = reading.dns.table()
         reading.progress.finish(buffer.source_done(buffer.fill))
-    _warn_unsupported_links(packets, reading.warnings)
+    if not set(walker.link_types()) <= set(DECODED_LINK_TYPES):  # else no per-packet pass
+        _warn_unsupported_links(packets, reading.warnings)
     ts = packets.ts_ns
     info = CaptureInfo(
         format=kind,
@@ -168,16 +168,19 @@ class _Reading:
         """pcap: index the window's records, then allocate exactly and decode them."""
         buffer = self.buffer
         most = buffer.fill // walker.min_record + 1  # records of headers only
-        data_offset = np.empty(min(most, buffer.fill // _TYPICAL_RECORD + _INDEX_SLACK), np.int64)
+        first = min(most, buffer.fill // _TYPICAL_RECORD + _INDEX_SLACK)
+        data_offset = anonymous_memory(8 * first).view(np.int64)  # no huge pages (see _allocate)
         n, pos, stop, info = walker.index(buffer.buf, pos, buffer.fill, data_offset)
         while stop == STOP_FULL:  # smaller records than usual: a larger index, rarely
-            grown = np.empty(min(most, 2 * data_offset.shape[0]), np.int64)
+            grown = anonymous_memory(8 * min(most, 2 * data_offset.shape[0])).view(np.int64)
             grown[:n] = data_offset[:n]
             data_offset = grown
             more, pos, stop, info = walker.index(buffer.buf, pos, buffer.fill, data_offset[n:])
             n += more
         if isinstance(buffer, MappedBuffer):
-            buffer.release_all()  # the decoding maps the pages again, chunk by chunk
+            # the decoding maps the pages again, chunk by chunk: resident memory stays the table
+            # plus a chunk, not plus the file (refaulting costs ~0.05 s of system time at 5M)
+            buffer.release_all()
         columns = _allocate(n)
         self.pieces.append(columns)
         self._decode(columns, data_offset, n)
@@ -271,25 +274,27 @@ class _Reading:
 def _allocate(n: int) -> Columns:
     """Columns for ``n`` packets, uninitialised: the walker and the decoder write every row.
 
-    All columns are views on one ``np.empty`` arena: numpy asks for transparent huge pages on
-    allocations ≥ 4 MiB before touching them, while small columns and calloc'ed pages fault in
-    4 KiB at a time. Measured here for 1M packets: ~13 ms of page faults instead of ~100 ms.
-    The arena's pages are faulted in on all cores first (``touch_pages``). The SACK columns are
-    the exception: mostly zero, they are calloc'ed, so the pages no packet writes (most of them:
-    SACK blocks come with loss only) never become resident.
+    All columns are views on one arena of anonymous memory mapped with its pages already in
+    (``MAP_POPULATE``): first touches one 4 KiB page at a time cost about twice the kernel time
+    here, and numpy's own arrays of ≥ 4 MiB ask for transparent huge pages, whose first touches
+    stall in memory compaction on this shared machine (bulk_5M read: 1.2-1.6 s of system time
+    with them, 0.4 s without). The SACK columns are the exception: mostly zero, they are mapped
+    zero-filled and not populated, so the pages no packet writes (most of them: SACK blocks come
+    with loss only) never become resident.
     """
     shapes = [((n, width) if width else (n,), np.dtype(dtype)) for _, dtype, width in _LAYOUT]
     sizes = [int(np.prod(shape)) * dtype.itemsize for shape, dtype in shapes]
     starts = np.concatenate([[0], np.cumsum([-(-size // 64) * 64 for size in sizes])])
-    arena = np.empty(int(starts[-1]), np.uint8)
-    touch_pages(arena)
+    arena = anonymous_memory(int(starts[-1]), populate=True)
     columns: Columns = {}
     for (name, _, _), (shape, dtype), start, size in zip(
         _LAYOUT, shapes, starts.tolist(), sizes, strict=False
     ):
         columns[name] = arena[start : start + size].view(dtype).reshape(shape)
     for name, sparse_dtype, width in _SPARSE:
-        columns[name] = np.zeros((n, width) if width else n, sparse_dtype)
+        shape = (n, width) if width else (n,)
+        nbytes = int(np.prod(shape)) * np.dtype(sparse_dtype).itemsize
+        columns[name] = anonymous_memory(nbytes).view(sparse_dtype).reshape(shape)
     return columns
 
 
