@@ -17,6 +17,7 @@ from sqlalchemy import Engine
 
 import tcplens
 from tcplens.api import problems, security_headers, spa
+from tcplens.api.body_limit import BodyLimit
 from tcplens.api.router import API_PREFIX, api_router
 from tcplens.db import migrate
 from tcplens.db.engine import make_engine, make_sessionmaker, resolve_database
@@ -63,6 +64,8 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     )
     app.state.settings = settings
     problems.install(app)
+    # Inside the security headers, so a refused body gets them too.
+    app.add_middleware(BodyLimit, exempt=frozenset({("POST", f"{API_PREFIX}/captures")}))
     security_headers.install(app, docs_path=DOCS_PATH)
     app.include_router(api_router)
     spa.install(app, Path(settings.spa_dir) if settings.spa_dir else spa.default_spa_dir())

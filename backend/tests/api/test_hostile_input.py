@@ -14,7 +14,8 @@ from urllib.parse import quote
 import anyio
 import pytest
 
-from tests.api.service_fixtures import tiny_pcap
+from tcplens.api.body_limit import MAX_BODY_BYTES
+from tests.api.service_fixtures import PASSWORD, tiny_pcap
 from tests.api.tenants import Tenants, tenants
 
 __all__ = ["tenants"]  # the fixture, imported for pytest
@@ -463,3 +464,34 @@ def test_multipart_bodies_that_lie(
 ) -> None:
     headers = {**tenants.home.bearer, "content-type": content_type}
     assert _problem_code(asgi_post(tenants, "/api/v1/captures", headers, chunks)) == expected
+
+
+# --- bodies of the other routes -------------------------------------------------------------
+
+
+def test_bodies_other_than_uploads_are_bounded(tenants: Tenants) -> None:
+    json_type = {"content-type": "application/json"}
+    email = f"pad-{uuid.uuid4().hex[:8]}@example.com"
+    signup = json.dumps({"email": email, "password": PASSWORD}).encode()
+    for path, headers, chunks in (
+        # declared: refused before a byte is read
+        ("/api/v1/auth/signup", {"content-length": str(10**12)}, [signup]),
+        # chunked, no length: refused once the bytes pass the bound
+        ("/api/v1/auth/login", {}, [signup] + [b" " * 65536] * 17),
+        (
+            f"/api/v1/workspaces/{tenants.home.actor.workspace_id}/members",
+            tenants.home.bearer,
+            [b'{"email": "' + b"a" * (MAX_BODY_BYTES + 1) + b'"}'],
+        ),
+    ):
+        answer = asgi_post(tenants, path, {**json_type, **headers}, chunks)
+        assert _problem_code(answer) == (413, "request_too_large"), path
+        assert answer[1]["x-content-type-options"] == "nosniff"
+    # exactly at the bound is read (whitespace is valid JSON padding)
+    at_bound = signup + b" " * (MAX_BODY_BYTES - len(signup))
+    status, _, body = asgi_post(tenants, "/api/v1/auth/signup", json_type, [at_bound])
+    assert status == 201, body[:300]
+    # the upload counts its own bytes against its own, larger limit
+    upload = [tiny_pcap(uuid.uuid4().bytes) + b"\x00" * (2 * MAX_BODY_BYTES)]
+    status, _, body = asgi_post(tenants, "/api/v1/captures", tenants.home.bearer, upload)
+    assert status == 202, body[:300]
