@@ -15,7 +15,7 @@ from fastapi import APIRouter, Path, Query, Request, Response
 
 from tcplens.api.auth import ServiceDep, ViewerDep
 from tcplens.api.deps import SessionDep
-from tcplens.api.schemas import FindingOut, FlowOut, FlowPageOut, SeriesOut
+from tcplens.api.schemas import FindingOut, FlowOut, FlowPageOut, FlowSummary, SeriesOut
 from tcplens.db.captures import Finding, Flow
 from tcplens.services import results
 from tcplens.services.access import Viewer, visible_capture
@@ -54,7 +54,7 @@ def flow_out(flow: Flow) -> FlowOut:
         retransmissions=flow.retransmissions,
         time_lost_s=flow.time_lost_s,
         limiting_factor=flow.limiting_factor,
-        summary=flow.summary,
+        summary=FlowSummary.model_validate(flow.summary),
     )
 
 

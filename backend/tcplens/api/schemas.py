@@ -147,6 +147,57 @@ class CapturePageOut(BaseModel):
     next_cursor: str | None
 
 
+class ByteCounts(BaseModel):
+    client_to_server: int
+    server_to_client: int
+
+
+class RttSummary(BaseModel):
+    min: float
+    median: float
+    p95: float
+
+
+class WindowScale(BaseModel):
+    """Each side's window scale shift (RFC 7323); null when its handshake was not captured."""
+
+    client: int | None
+    server: int | None
+
+
+class FlowTimeline(BaseModel):
+    """Capture-relative seconds of a flow's milestones (null: that packet was not captured)."""
+
+    syn_s: float | None
+    handshake_done_s: float | None
+    first_data_s: float | None
+    last_data_s: float | None
+    idle_gaps_s: list[list[float]] = Field(description="[start, end] of each idle gap")
+
+
+class FlowSummary(BaseModel):
+    """DESIGN.md's flow object, as ``tcplens analyze --json`` prints it."""
+
+    id: int
+    client: str = Field(description="ip:port of the side that sent the SYN (else the first sender)")
+    server: str
+    start_s: float = Field(description="Seconds from the capture's first packet")
+    duration_s: float
+    bytes: ByteCounts = Field(description="TCP payload, unique bytes, per direction")
+    packets: int
+    handshake_rtt_ms: float | None
+    rtt_ms: RttSummary | None = Field(description="The path's round trip, when measured")
+    retransmissions: int
+    limiting_factor: str | None = Field(description="A FACTOR (DESIGN.md): what held it back most")
+    factor_shares: dict[str, float] = Field(
+        description="Share of the flow's active time per FACTOR (sums to at most 1)"
+    )
+    # Added after the first results were stored: absent (null) on older analyses.
+    vantage: str | None = Field(default=None, description="Where the capture point sits")
+    window_scale: WindowScale | None = None
+    timeline: FlowTimeline | None = None
+
+
 class FlowOut(BaseModel):
     """One flow: DESIGN.md's flow object (``summary``) plus the metrics the table sorts on."""
 
@@ -161,7 +212,7 @@ class FlowOut(BaseModel):
     retransmissions: int
     time_lost_s: float
     limiting_factor: str | None
-    summary: dict[str, Any]
+    summary: FlowSummary
 
 
 class FlowPageOut(BaseModel):

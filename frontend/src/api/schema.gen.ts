@@ -446,6 +446,13 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** ByteCounts */
+        ByteCounts: {
+            /** Client To Server */
+            client_to_server: number;
+            /** Server To Client */
+            server_to_client: number;
+        };
         /** CaptureError */
         CaptureError: {
             /** Code */
@@ -586,10 +593,7 @@ export interface components {
             server: string;
             /** Start S */
             start_s: number;
-            /** Summary */
-            summary: {
-                [key: string]: unknown;
-            };
+            summary: components["schemas"]["FlowSummary"];
             /** Throughput Bps */
             throughput_bps: number;
             /** Time Lost S */
@@ -601,6 +605,76 @@ export interface components {
             items: components["schemas"]["FlowOut"][];
             /** Total */
             total: number;
+        };
+        /**
+         * FlowSummary
+         * @description DESIGN.md's flow object, as ``tcplens analyze --json`` prints it.
+         */
+        FlowSummary: {
+            /** @description TCP payload, unique bytes, per direction */
+            bytes: components["schemas"]["ByteCounts"];
+            /**
+             * Client
+             * @description ip:port of the side that sent the SYN (else the first sender)
+             */
+            client: string;
+            /** Duration S */
+            duration_s: number;
+            /**
+             * Factor Shares
+             * @description Share of the flow's active time per FACTOR (sums to at most 1)
+             */
+            factor_shares: {
+                [key: string]: number;
+            };
+            /** Handshake Rtt Ms */
+            handshake_rtt_ms: number | null;
+            /** Id */
+            id: number;
+            /**
+             * Limiting Factor
+             * @description A FACTOR (DESIGN.md): what held it back most
+             */
+            limiting_factor: string | null;
+            /** Packets */
+            packets: number;
+            /** Retransmissions */
+            retransmissions: number;
+            /** @description The path's round trip, when measured */
+            rtt_ms: components["schemas"]["RttSummary"] | null;
+            /** Server */
+            server: string;
+            /**
+             * Start S
+             * @description Seconds from the capture's first packet
+             */
+            start_s: number;
+            timeline?: components["schemas"]["FlowTimeline"] | null;
+            /**
+             * Vantage
+             * @description Where the capture point sits
+             */
+            vantage?: string | null;
+            window_scale?: components["schemas"]["WindowScale"] | null;
+        };
+        /**
+         * FlowTimeline
+         * @description Capture-relative seconds of a flow's milestones (null: that packet was not captured).
+         */
+        FlowTimeline: {
+            /** First Data S */
+            first_data_s: number | null;
+            /** Handshake Done S */
+            handshake_done_s: number | null;
+            /**
+             * Idle Gaps S
+             * @description [start, end] of each idle gap
+             */
+            idle_gaps_s: number[][];
+            /** Last Data S */
+            last_data_s: number | null;
+            /** Syn S */
+            syn_s: number | null;
         };
         /** Health */
         Health: {
@@ -688,6 +762,15 @@ export interface components {
              * @description reading | analysing | diagnosing | storing, while running
              */
             stage: string | null;
+        };
+        /** RttSummary */
+        RttSummary: {
+            /** Median */
+            median: number;
+            /** Min */
+            min: number;
+            /** P95 */
+            p95: number;
         };
         /**
          * SeriesOut
@@ -875,6 +958,16 @@ export interface components {
              * Format: uuid
              */
             id: string;
+        };
+        /**
+         * WindowScale
+         * @description Each side's window scale shift (RFC 7323); null when its handshake was not captured.
+         */
+        WindowScale: {
+            /** Client */
+            client: number | null;
+            /** Server */
+            server: number | null;
         };
         /** WorkspaceCreate */
         WorkspaceCreate: {

@@ -63,7 +63,8 @@ export function connectionTimelines(
       endS,
       handshakeS,
       dataS: rangeOf([firstDataS, lastDataS]) ?? (hasTimeline ? null : undefined),
-      dnsS: rangeOf(summary.dns_s) ?? dnsByFlow.get(flow.id),
+      // `dns_s` is not in the API's FlowSummary (yet): read it if a server sends it.
+      dnsS: rangeOf((summary as Readonly<Record<string, unknown>>).dns_s) ?? dnsByFlow.get(flow.id),
       idleS: hasTimeline ? rangesOf((timeline as Record<string, unknown>).idle_gaps_s) : [],
     };
   });
