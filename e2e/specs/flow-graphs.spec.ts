@@ -106,6 +106,23 @@ test("rwnd_small_upload: window-full marks as Wireshark counts them; a click ope
   );
   await expect(page.getByTestId("packet-bytes")).toContainText("0000");
   await screenshot(page, "graphs-02-tcptrace-zoomed-wiregasm");
+
+  // One Wiregasm worker for the open capture, terminated once the page has left the capture's
+  // flows (after session.ts's RELEASE_DELAY_MS, 3 s, which spares a move between two flows).
+  const wiregasmWorkers = () => page.workers().filter((w) => w.url().includes("wiregasm-worker"));
+  expect(wiregasmWorkers()).toHaveLength(1);
+  const closed = new Promise<void>((resolve) =>
+    wiregasmWorkers()[0]?.once("close", () => resolve()),
+  );
+  await page.getByRole("navigation", { name: "Breadcrumb" }).getByRole("link").click();
+  await expect(page).toHaveURL(new RegExp(`/captures/${id}$`));
+  await Promise.race([
+    closed,
+    page.waitForTimeout(15_000).then(() => {
+      throw new Error("the Wiregasm worker was still running 15 s after leaving the flow page");
+    }),
+  ]);
+  expect(wiregasmWorkers()).toHaveLength(0);
   expect(errors).toEqual([]);
 });
 
