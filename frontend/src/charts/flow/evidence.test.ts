@@ -97,4 +97,20 @@ describe("evidence ranges", () => {
   it("ignores findings about other flows", () => {
     expect(evidenceRanges([finding("loss", [[0, 2]], [4])], 3, data, acks)).toEqual([]);
   });
+
+  it("labels the path, slow-start and round-trip findings with their numbers, others with a short title", () => {
+    const label = (f: ReturnType<typeof finding>) => evidenceRanges([f], 3, data, acks)[0]?.label;
+    expect(label(finding("bandwidth", [[0, 1]], [3], { rate_bps: 27_600_000 }))).toBe(
+      "bottleneck 27.6 Mbit/s",
+    );
+    expect(label(finding("slow_start", [[0, 1]], [3], { round_trips: 6.5 }))).toBe(
+      "slow start 6.5 round trips",
+    );
+    expect(label(finding("latency", [[0, 1]], [3], { rtt_ms: 120 }))).toBe("round trips of 120 ms");
+    const long = {
+      ...finding("dns", [[0, 1]]),
+      title: "Name lookups took 3.2 s before the connections started",
+    };
+    expect(label(long)).toBe("Name lookups took 3.2 s bef…");
+  });
 });

@@ -1,7 +1,7 @@
 // A finding's evidence as ranges on the flow's time axis, labelled with the numbers of the marks
 // the range holds ("window full ×420", "zero window 1.20 s", "idle 200 ms × 8").
 
-import { formatBytes, formatDuration } from "../../format/units";
+import { formatBitRate, formatBytes, formatDuration, formatMs } from "../../format/units";
 import { lowerBound, upperBound } from "../lod/visibleRange";
 import type { DirectionSeries } from "../series/columns";
 import type { EventName } from "../series/events";
@@ -45,6 +45,9 @@ function numberIn(evidence: Readonly<Record<string, unknown>>, key: string): num
   const v = evidence[key];
   return typeof v === "number" && Number.isFinite(v) ? v : null;
 }
+
+/** Longest label drawn above the plot (the finding list above the graph has the full title). */
+export const LABEL_MAX_CHARS = 28;
 
 /**
  * The label of a finding's ranges: the finding's own numbers where its evidence carries them (so
@@ -91,8 +94,23 @@ export function evidenceLabel(
       const inFlight = numberIn(e, "bytes_in_flight");
       return inFlight !== null ? `in flight ≤ ${formatBytes(inFlight)}` : `sender buffer${times}`;
     }
+    case "bandwidth": {
+      const rate = numberIn(e, "rate_bps");
+      return rate !== null ? `bottleneck ${formatBitRate(rate)}` : `bottleneck${times}`;
+    }
+    case "slow_start": {
+      const rounds = numberIn(e, "round_trips");
+      return rounds !== null ? `slow start ${rounds} round trips` : `slow start${times}`;
+    }
+    case "latency": {
+      const rtt = numberIn(e, "rtt_ms");
+      return rtt !== null ? `round trips of ${formatMs(rtt)}` : `round trips${times}`;
+    }
     default:
-      return finding.title;
+      // A label sits in the narrow margin above the plot: the title, cut to a few words.
+      return finding.title.length > LABEL_MAX_CHARS
+        ? `${finding.title.slice(0, LABEL_MAX_CHARS - 1).trimEnd()}…`
+        : finding.title;
   }
 }
 

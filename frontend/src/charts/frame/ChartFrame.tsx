@@ -16,7 +16,7 @@ import {
   useRef,
   useState,
 } from "react";
-import { formatSecondsTick } from "../numbers";
+import { type AxisFormat, formatSecondsTick } from "../numbers";
 import {
   boxView,
   MIN_SPAN_S,
@@ -39,7 +39,8 @@ export interface ChartFrameProps {
   readonly onViewChange: (view: TimeView) => void;
   readonly yDomain: readonly [number, number];
   readonly yLabel: string;
-  readonly yTickFormat: (value: number) => string;
+  /** Tick labels of the y axis (numbers.ts AxisFormat: value, tick step, top tick). */
+  readonly yTickFormat: AxisFormat;
   readonly layers: readonly CanvasLayer[];
   readonly annotations?: (area: PlotArea) => ReactNode;
   readonly nearest?: (area: PlotArea, px: number, py: number) => HoverItem | null;
@@ -178,6 +179,8 @@ export function ChartFrame(props: ChartFrameProps) {
   const xStep =
     xTicks.length > 1 ? (xTicks[1] as number) - (xTicks[0] as number) : view.to - view.from;
   const yTicks = area.y.ticks(Math.max(2, Math.floor(plotHeight / 60)));
+  const yStep = yTicks.length > 1 ? (yTicks[1] as number) - (yTicks[0] as number) : undefined;
+  const yTop = Math.max(...yTicks.map(Math.abs), 0);
 
   const plotX = (event: { clientX: number; clientY: number }) => {
     const rect = overlayRef.current?.getBoundingClientRect();
@@ -283,7 +286,7 @@ export function ChartFrame(props: ChartFrameProps) {
               <g key={`y${i}`} transform={`translate(0,${area.y(t)})`}>
                 <line x2={-5} />
                 <text x={-8} dy="0.32em" textAnchor="end">
-                  {props.yTickFormat(t)}
+                  {props.yTickFormat(t, yStep, yTop)}
                 </text>
               </g>
             ))}
@@ -312,7 +315,11 @@ export function ChartFrame(props: ChartFrameProps) {
                 {`${formatSecondsTick(area.x.invert(pointer.px), xStep / 100)} s`}
               </text>
               <text x={4} y={pointer.py - 4}>
-                {props.yTickFormat(area.y.invert(pointer.py))}
+                {props.yTickFormat(
+                  area.y.invert(pointer.py),
+                  yStep === undefined ? undefined : yStep / 100,
+                  yTop,
+                )}
               </text>
             </g>
           )}

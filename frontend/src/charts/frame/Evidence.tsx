@@ -13,6 +13,9 @@ const SEVERITY_COLORS: Readonly<Record<string, string>> = {
 
 /** Ranges narrower than this get no edge lines (twenty thin ranges would be a barcode). */
 const EDGE_MIN_PX = 40;
+/** Width of a label's character (12 px bold sans-serif, generous) and the gap between labels. */
+const LABEL_CHAR_PX = 7.4;
+const LABEL_GAP_PX = 14;
 
 export function evidenceColor(severity: string): string {
   return SEVERITY_COLORS[severity] ?? "#868e96";
@@ -38,10 +41,10 @@ export function EvidenceShading(props: {
         // (the shading and the tooltip of the finding list still say it).
         const labelX = Math.max(0, x0);
         // One label per finding, on its first range in view.
-        const showLabel = !labelled.has(r.finding) && labelX > lastLabelEnd + 6;
+        const showLabel = !labelled.has(r.finding) && labelX > lastLabelEnd + LABEL_GAP_PX;
         if (showLabel) {
           labelled.add(r.finding);
-          lastLabelEnd = labelX + r.label.length * 6.5;
+          lastLabelEnd = labelX + r.label.length * LABEL_CHAR_PX;
         }
         return (
           <g

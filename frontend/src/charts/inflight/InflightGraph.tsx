@@ -6,7 +6,7 @@ import { EvidenceShading } from "../frame/Evidence";
 import { Legend } from "../frame/Legend";
 import { closest } from "../frame/nearest";
 import { visibleRange } from "../lod/visibleRange";
-import { formatBytesExact, formatRate } from "../numbers";
+import { bytesAxis, formatBytesExact, formatRate } from "../numbers";
 import { ackLine } from "../tcptrace/layers";
 import { padded } from "../tcptrace/TcptraceGraph";
 import { advanceRate, niceBinWidth } from "../throughput/bins";
@@ -54,8 +54,8 @@ export function InflightGraph(props: FlowGraphProps) {
         view={view}
         onViewChange={props.onViewChange}
         yDomain={yDomain}
-        yLabel="bytes"
-        yTickFormat={formatBytes}
+        yLabel="bytes in flight and window (bytes)"
+        yTickFormat={bytesAxis}
         layers={layers}
         annotations={(area) => (
           <>

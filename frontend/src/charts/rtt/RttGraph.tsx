@@ -6,6 +6,7 @@ import { EvidenceShading } from "../frame/Evidence";
 import { Legend } from "../frame/Legend";
 import { closest } from "../frame/nearest";
 import { visibleRange } from "../lod/visibleRange";
+import { durationAxis } from "../numbers";
 import { padded } from "../tcptrace/TcptraceGraph";
 import { RTT_KIND_STYLES, RTT_KINDS } from "./kinds";
 import { RTT_SUMMARY_COLORS, referenceLayer, rttLayer } from "./layers";
@@ -59,8 +60,8 @@ export function RttGraph(props: FlowGraphProps) {
         view={view}
         onViewChange={props.onViewChange}
         yDomain={yDomain}
-        yLabel="round-trip time"
-        yTickFormat={formatDuration}
+        yLabel="round-trip time of each sample"
+        yTickFormat={durationAxis}
         layers={layers}
         annotations={(area) => (
           <EvidenceShading

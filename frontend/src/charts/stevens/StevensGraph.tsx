@@ -1,12 +1,11 @@
 import { useMemo } from "react";
-import { formatBytes } from "../../format/units";
 import type { FlowGraphProps } from "../flow/types";
 import { ChartFrame } from "../frame/ChartFrame";
 import { EvidenceShading } from "../frame/Evidence";
 import { Legend } from "../frame/Legend";
 import { closest } from "../frame/nearest";
 import { visibleRange } from "../lod/visibleRange";
-import { formatBytesExact } from "../numbers";
+import { bytesAxis, formatBytesExact } from "../numbers";
 import { padded } from "../tcptrace/TcptraceGraph";
 import { STEVENS_COLORS, stevensLayer } from "./layers";
 
@@ -37,7 +36,7 @@ export function StevensGraph(props: FlowGraphProps) {
         onViewChange={props.onViewChange}
         yDomain={yDomain}
         yLabel="relative sequence number (bytes)"
-        yTickFormat={formatBytes}
+        yTickFormat={bytesAxis}
         layers={layers}
         annotations={(area) => (
           <EvidenceShading

@@ -3,12 +3,12 @@
 // SACK blocks, and the Wireshark expert events as marks.
 
 import { useMemo } from "react";
-import { formatBytes } from "../../format/units";
 import type { FlowGraphProps } from "../flow/types";
 import { ChartFrame } from "../frame/ChartFrame";
 import { EvidenceShading } from "../frame/Evidence";
 import { Legend, type LegendEntry } from "../frame/Legend";
 import { lowerBound, upperBound } from "../lod/visibleRange";
+import { bytesAxis } from "../numbers";
 import { SACK_MEANING, tcptraceHover } from "./hover";
 import {
   ackLayer,
@@ -109,7 +109,8 @@ export function TcptraceGraph(props: FlowGraphProps) {
       meaning: SACK_MEANING,
       count: sacksInView.length,
     },
-    ...LEGEND_MARKS.map(({ kind, shape }) => ({
+    // Only the kinds of mark present in the view: a row of "×0" says nothing.
+    ...LEGEND_MARKS.filter(({ kind }) => counts[kind] > 0).map(({ kind, shape }) => ({
       key: kind,
       label: MARK_STYLES[kind].label,
       color: MARK_STYLES[kind].color,
@@ -128,7 +129,7 @@ export function TcptraceGraph(props: FlowGraphProps) {
         onViewChange={props.onViewChange}
         yDomain={yDomain}
         yLabel="relative sequence number (bytes)"
-        yTickFormat={formatBytes}
+        yTickFormat={bytesAxis}
         layers={layers}
         annotations={(area) => (
           <>

@@ -6,7 +6,7 @@ import { EvidenceShading } from "../frame/Evidence";
 import { Legend } from "../frame/Legend";
 import { MARGIN } from "../frame/types";
 import { lowerBound } from "../lod/visibleRange";
-import { formatRate } from "../numbers";
+import { formatRate, rateAxis } from "../numbers";
 import { ackLine } from "../tcptrace/layers";
 import { padded } from "../tcptrace/TcptraceGraph";
 import { advanceRate, bytesSentCumulative, niceBinWidth } from "./bins";
@@ -54,8 +54,8 @@ export function ThroughputGraph(props: FlowGraphProps) {
         view={view}
         onViewChange={props.onViewChange}
         yDomain={yDomain}
-        yLabel={`rate per ${formatDuration(width)} bin`}
-        yTickFormat={formatRate}
+        yLabel={`rate (bit/s, per ${formatDuration(width)} bin)`}
+        yTickFormat={rateAxis}
         layers={layers}
         annotations={(area) => (
           <EvidenceShading
