@@ -22,10 +22,11 @@ from tcplens.api.schemas import (
     CapturePageOut,
     JobOut,
     Progress,
+    TopFinding,
     UploadAccepted,
 )
-from tcplens.db.captures import Capture
-from tcplens.services import captures, jobs_view
+from tcplens.db.captures import Capture, Finding
+from tcplens.services import captures, jobs_view, results
 from tcplens.services.access import Viewer, visible_capture
 from tcplens.services.context import ServiceContext
 from tcplens.storage.blobs import BlobNotFoundError
@@ -35,7 +36,7 @@ router = APIRouter(prefix="/captures", tags=["captures"])
 FILE_CHUNK = 256 * 1024
 
 
-def capture_out(capture: Capture) -> CaptureOut:
+def capture_out(capture: Capture, top_finding: Finding | None = None) -> CaptureOut:
     error = None
     if capture.status == "failed":
         error = CaptureError(
@@ -59,10 +60,21 @@ def capture_out(capture: Capture) -> CaptureOut:
         error=error,
         facts=capture.facts,
         analyzer_version=capture.analyzer_version,
+        top_finding=None if top_finding is None else top_finding_out(top_finding),
         timings_s=capture.timings,
         created_at=capture.created_at,
         started_at=capture.started_at,
         finished_at=capture.finished_at,
+    )
+
+
+def top_finding_out(finding: Finding) -> TopFinding:
+    return TopFinding(
+        code=finding.code,
+        severity=finding.severity,
+        factor=finding.factor,
+        title=str(finding.body.get("title", "")),
+        time_lost_s=finding.time_lost_s,
     )
 
 
@@ -149,11 +161,15 @@ def list_captures(
     limit: Annotated[int, Query(ge=1, le=captures.PAGE_SIZE_MAX)] = 50,
 ) -> CapturePageOut:
     page = captures.list_captures(session, viewer, workspace_id, cursor=cursor, limit=limit)
-    return CapturePageOut(items=[capture_out(c) for c in page.items], next_cursor=page.next_cursor)
+    top = results.top_findings(session, [c.id for c in page.items])
+    return CapturePageOut(
+        items=[capture_out(c, top.get(c.id)) for c in page.items], next_cursor=page.next_cursor
+    )
 
 
 def read_capture(session: SessionDep, viewer: Viewer, capture_id: uuid.UUID) -> CaptureOut:
-    return capture_out(visible_capture(session, viewer, capture_id))
+    capture = visible_capture(session, viewer, capture_id)
+    return capture_out(capture, results.top_findings(session, [capture.id]).get(capture.id))
 
 
 @router.get("/{capture_id}", response_model=CaptureOut, summary="One capture and its status")

@@ -106,6 +106,16 @@ class CaptureError(BaseModel):
     message: str
 
 
+class TopFinding(BaseModel):
+    """A capture's most important finding, in short (the list of captures shows it)."""
+
+    code: str
+    severity: str
+    factor: str | None
+    title: str
+    time_lost_s: float | None
+
+
 class CaptureOut(BaseModel):
     id: uuid.UUID
     workspace_id: uuid.UUID
@@ -121,6 +131,11 @@ class CaptureOut(BaseModel):
         description="When done: the `capture` object of DESIGN.md's analyze JSON, plus counts"
     )
     analyzer_version: str | None
+    top_finding: TopFinding | None = Field(
+        default=None,
+        description="When done and something was found: the most important finding "
+        "(in the list of captures and GET of one capture)",
+    )
     timings_s: dict[str, float] | None = Field(
         description="When done: seconds per step of the analysis (queued, fetch, child_startup, "
         "reading, analysing, diagnosing, writing_series, child_exit, load_result, store_series, "

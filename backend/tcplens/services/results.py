@@ -3,6 +3,7 @@ of detail. Callers have already resolved the capture through ``access.visible_ca
 
 from __future__ import annotations
 
+import uuid
 from typing import Any, Literal
 
 import pyarrow as pa
@@ -78,6 +79,17 @@ def findings_of(session: Session, capture: Capture) -> list[Finding]:
             select(Finding).where(Finding.capture_id == capture.id).order_by(Finding.rank)
         )
     )
+
+
+def top_findings(session: Session, capture_ids: list[uuid.UUID]) -> dict[uuid.UUID, Finding]:
+    """Each capture's most important finding (rank 1: the core orders them by time lost, then
+    severity), for the captures that have one."""
+    if not capture_ids:
+        return {}
+    rows = session.scalars(
+        select(Finding).where(Finding.capture_id.in_(capture_ids), Finding.rank == 1)
+    )
+    return {finding.capture_id: finding for finding in rows}
 
 
 def flow_of(session: Session, capture: Capture, flow_id: int) -> Flow:

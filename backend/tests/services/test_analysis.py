@@ -163,6 +163,15 @@ def test_findings_are_stored_in_order_with_time_lost_per_flow(client: TestClient
     by_loss = actor.client.get(f"/api/v1/captures/{capture_id}/flows?sort=time_lost&order=desc")
     assert by_loss.json()["items"][0]["id"] == 1
 
+    # The list of captures (and the capture itself) names the top finding; a capture still
+    # waiting for its analysis has none.
+    waiting = _upload(actor, (LAB / "stop_and_wait_app.pcap").read_bytes(), "waiting.pcap")
+    listed = {c["id"]: c for c in actor.client.get("/api/v1/captures").json()["items"]}
+    top = {k: first[k] for k in ("code", "severity", "factor", "title", "time_lost_s")}
+    assert listed[capture_id]["top_finding"] == top
+    assert actor.client.get(f"/api/v1/captures/{capture_id}").json()["top_finding"] == top
+    assert listed[waiting]["top_finding"] is None
+
 
 def test_maintenance_forgets_its_own_old_runs(client: TestClient, engine: Engine) -> None:
     import asyncio

@@ -512,6 +512,8 @@ export interface components {
             timings_s: {
                 [key: string]: number;
             } | null;
+            /** @description When done and something was found: the most important finding (in the list of captures and GET of one capture) */
+            top_finding?: components["schemas"]["TopFinding"] | null;
             /**
              * Workspace Id
              * Format: uuid
@@ -938,6 +940,22 @@ export interface components {
              * Format: uuid
              */
             workspace_id: string;
+        };
+        /**
+         * TopFinding
+         * @description A capture's most important finding, in short (the list of captures shows it).
+         */
+        TopFinding: {
+            /** Code */
+            code: string;
+            /** Factor */
+            factor: string | null;
+            /** Severity */
+            severity: string;
+            /** Time Lost S */
+            time_lost_s: number | null;
+            /** Title */
+            title: string;
         };
         /** UploadAccepted */
         UploadAccepted: {

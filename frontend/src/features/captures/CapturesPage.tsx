@@ -48,6 +48,7 @@ export function CapturesPage() {
               <tr>
                 <th scope="col">Capture</th>
                 <th scope="col">Status</th>
+                <th scope="col">Top finding</th>
                 <th scope="col" className="num">
                   Size
                 </th>
@@ -69,6 +70,9 @@ export function CapturesPage() {
                   </td>
                   <td>
                     <StatusPill capture={capture} />
+                  </td>
+                  <td>
+                    <TopFindingCell capture={capture} />
                   </td>
                   <td className="num">{formatBytes(capture.size_bytes)}</td>
                   <td className="num">{new Date(capture.created_at).toLocaleString()}</td>
@@ -119,5 +123,17 @@ function StatusPill({ capture }: { capture: Capture }) {
     <span className={`pill pill--${status}`} title={capture.error?.message}>
       {text}
     </span>
+  );
+}
+
+/** The capture's most important finding: its severity and title, a link to the diagnosis. */
+export function TopFindingCell({ capture }: { capture: Capture }) {
+  const top = capture.top_finding;
+  if (!top)
+    return <span className="muted">{capture.status === "done" ? "nothing found" : ""}</span>;
+  return (
+    <Link to={`/captures/${capture.id}`} className="top-finding" data-code={top.code}>
+      <span className={`severity severity--${top.severity}`}>{top.severity}</span> {top.title}
+    </Link>
   );
 }
