@@ -21,7 +21,9 @@ from tcplens.capture.table import U8
 
 F = TypeVar("F", bound=Callable[..., object])
 
-_KERNEL_MODULES = ("compiled", "link", "decode", "pcap", "pcapng", "dns", "records", "table")
+_KERNEL_MODULES = (
+    "compiled", "link", "decode", "pcap", "pcapng", "dns", "records", "table", "addresses",
+)  # fmt: skip
 
 
 def drop_stale_kernel_cache(package_file: str, modules: tuple[str, ...]) -> None:

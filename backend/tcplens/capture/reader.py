@@ -15,6 +15,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from tcplens.capture.addresses import AddressBook, resolve_misses
 from tcplens.capture.buffers import MAX_HELD, CaptureBuffer, MappedBuffer, anonymous_memory
 from tcplens.capture.compression import DEFAULT_MAX_BYTES, sniff_format
 from tcplens.capture.decode import decode_packets
@@ -46,6 +47,7 @@ _BLOCK_TOO_LARGE = -1
 # under an address-space limit)
 _TYPICAL_RECORD = 64
 _INDEX_SLACK = 1024
+_PARTS = 8  # rows of a chunk are decoded in this many parts (on all cores, whatever their number)
 DECODE_CHUNK = 1 << 17  # rows decoded per call: ~13 MiB of a bulk capture, ~1 ms
 
 Columns = dict[str, Any]
@@ -112,6 +114,7 @@ class _Reading:
         self.warnings: list[str] = []
         self.comments: list[str] = []
         self.dns = DnsCollector()
+        self.addresses = AddressBook()
         self.final: Columns | None = None
         self.pieces: list[Columns] = []
 
@@ -219,6 +222,11 @@ class _Reading:
         big = pcap is not None and pcap.big_endian
         nanoseconds = pcap is not None and pcap.nanoseconds
         udp_payload = np.empty(min(n, DECODE_CHUNK), np.int64)
+        book = self.addresses
+        misses = np.empty(_PARTS, np.int64)
+        room = 2 * (-(-min(n, DECODE_CHUNK) // _PARTS))  # two addresses per row of a part
+        miss_row = np.empty((_PARTS, room), np.int64)
+        miss_key = anonymous_memory(16 * _PARTS * room).view(np.uint64).reshape(_PARTS, room, 2)
         for first in range(0, n, DECODE_CHUNK):
             last = min(n, first + DECODE_CHUNK)
             c = {name: column[first:last] for name, column in columns.items()}
@@ -227,13 +235,20 @@ class _Reading:
             decode_packets(
                 buffer.buf, offsets, walker.record_header, big, nanoseconds, walker.if_link,
                 self.rows + first + 1, c["frame"], c["ts_ns"], c["interface"], c["caplen"],
-                c["origlen"], c["link_type"], c["status"], c["ip_version"],
-                c["src_addr"].view(np.uint32), c["dst_addr"].view(np.uint32), c["ip_proto"],
-                c["ip_total_len"], c["src_port"], c["dst_port"], c["tcp_seq"], c["tcp_ack"],
-                c["tcp_flags"], c["tcp_window"], c["tcp_hdr_len"], c["tcp_payload_len"],
-                c["mss"], c["wscale"], c["sack_perm"], c["sack_count"], c["sack_left"],
-                c["sack_right"], c["has_ts"], c["ts_val"], c["ts_ecr"], udp,
+                c["origlen"], c["link_type"], c["status"], c["ip_version"], c["src_id"],
+                c["dst_id"], c["ip_proto"], c["ip_total_len"], c["src_port"], c["dst_port"],
+                c["tcp_seq"], c["tcp_ack"], c["tcp_flags"], c["tcp_window"], c["tcp_hdr_len"],
+                c["tcp_payload_len"], c["mss"], c["wscale"], c["sack_perm"], c["sack_count"],
+                c["sack_left"], c["sack_right"], c["has_ts"], c["ts_val"], c["ts_ecr"], udp,
+                book.slots, book.keys, misses, miss_row, miss_key,
             )  # fmt: skip
+            missed = int(misses.sum())
+            if missed:  # new addresses, in row order (few after the first chunk)
+                book.reserve(missed)
+                book.count = resolve_misses(
+                    book.slots, book.keys, book.count, misses, miss_row, miss_key,
+                    c["src_id"], c["dst_id"],
+                )  # fmt: skip
             self.dns.collect(buffer.buf, offsets, c["caplen"], udp, self.rows + first)
             done = buffer.base + int(offsets[-1]) - walker.record_header
             buffer.release_before(done)
@@ -268,7 +283,7 @@ class _Reading:
             self.final = None
         else:
             columns = _join(self.pieces)
-        return PacketTable(**columns)
+        return PacketTable(**columns, addresses=self.addresses.table())
 
 
 def _allocate(n: int) -> Columns:
@@ -308,8 +323,8 @@ _LAYOUT: tuple[tuple[str, type, int], ...] = (
     ("origlen", np.uint32, 0),
     ("status", np.uint8, 0),
     ("ip_version", np.uint8, 0),
-    ("src_addr", np.uint8, 16),
-    ("dst_addr", np.uint8, 16),
+    ("src_id", np.uint32, 0),
+    ("dst_id", np.uint32, 0),
     ("ip_proto", np.uint8, 0),
     ("ip_total_len", np.uint32, 0),
     ("src_port", np.uint16, 0),
@@ -342,7 +357,7 @@ def _join(pieces: list[Columns]) -> Columns:
         return pieces.pop()
     if not pieces:
         return _allocate(0)
-    names = [f.name for f in fields(PacketTable)]
+    names = [f.name for f in fields(PacketTable) if f.name != "addresses"]
     columns: Columns = {}
     for name in names:
         columns[name] = np.concatenate([piece.pop(name) for piece in pieces])

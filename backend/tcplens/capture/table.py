@@ -2,7 +2,8 @@
 
 This is the contract between the reader (``tcplens.capture``) and the TCP analysis
 (``tcplens.tcp``). Every array has length ``n`` (the number of packets in the file,
-including packets that are not TCP), except the 2-D ones, whose first axis is ``n``.
+including packets that are not TCP), except the 2-D ones, whose first axis is ``n``, and
+``addresses``, one row per distinct IP address, which ``src_id``/``dst_id`` index.
 
 Absent values use explicit sentinels, never a silent 0 that could be a real value:
 ``mss == -1``, ``wscale == -1`` (option absent), ``has_ts == False``.
@@ -58,8 +59,8 @@ class PacketTable:
     origlen: U32  # bytes on the wire
     status: U8  # bit set of PARSED, TRUNCATED, FRAGMENT, NOT_TCP, MALFORMED, UNSUPPORTED_LINK
     ip_version: U8  # 0 (none), 4 or 6
-    src_addr: U8  # shape (n, 16): IPv6, or IPv4 as IPv4-mapped IPv6 (::ffff:a.b.c.d)
-    dst_addr: U8  # shape (n, 16)
+    src_id: U32  # row of ``addresses``; equal ids, equal addresses; 0 is :: (no IP header)
+    dst_id: U32
     ip_proto: U8  # IP protocol number of the transport header (6 TCP, 17 UDP), 0 if none
     ip_total_len: U32  # IPv4 total length / IPv6 payload length + 40, from the header
     src_port: U16
@@ -79,13 +80,23 @@ class PacketTable:
     has_ts: B  # timestamps option present
     ts_val: U32
     ts_ecr: U32
+    # shape (k, 16), one row per distinct address, in order of first appearance: IPv6, or IPv4
+    # as IPv4-mapped IPv6 (::ffff:a.b.c.d); row 0 is :: (see ``capture.addresses``)
+    addresses: U8
 
     def __len__(self) -> int:
         return int(self.frame.shape[0])
 
     def take(self, index: npt.NDArray[Any]) -> PacketTable:
         """Rows selected by a boolean mask or an integer index, as a new table."""
-        return PacketTable(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
+        return PacketTable(
+            **{
+                f.name: getattr(self, f.name)
+                if f.name == "addresses"
+                else getattr(self, f.name)[index]
+                for f in fields(self)
+            }
+        )
 
 
 @dataclass(frozen=True)

@@ -231,7 +231,7 @@ def dns_exchanges(capture: Capture, origin_ns: int) -> list[DnsExchange]:
         q = pending.pop(key, None)
         if q is None:
             continue
-        addr = pk.src_addr[dns.packet_index[q]]
+        addr = pk.addresses[pk.src_id[dns.packet_index[q]]]
         out.append(
             DnsExchange(
                 query_t=float(t[q]),
@@ -246,7 +246,7 @@ def dns_exchanges(capture: Capture, origin_ns: int) -> list[DnsExchange]:
             )
         )
     for key, q in pending.items():
-        addr = pk.src_addr[dns.packet_index[q]]
+        addr = pk.addresses[pk.src_id[dns.packet_index[q]]]
         out.append(
             DnsExchange(
                 query_t=float(t[q]),

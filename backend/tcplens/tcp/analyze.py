@@ -91,9 +91,9 @@ def _flows(
     return Flows(
         id=np.arange(1, n + 1, dtype=np.int64),
         ip_version=packets.ip_version[client_row],
-        client_addr=packets.src_addr[client_row],
+        client_addr=packets.addresses[packets.src_id[client_row]],
         client_port=packets.src_port[client_row],
-        server_addr=packets.dst_addr[client_row],
+        server_addr=packets.addresses[packets.dst_id[client_row]],
         server_port=packets.dst_port[client_row],
         client_from_syn=fa.client_from_syn,
         first_frame=packets.frame[fa.first_row],

@@ -69,12 +69,10 @@ def tcp_rows(packets: PacketTable) -> I64:
 def assign_flows(packets: PacketTable) -> FlowAssignment:
     """Split the capture's TCP packets into flows (see module docstring)."""
     rows = tcp_rows(packets)
-    src = _as_u64_pairs(packets.src_addr)
-    dst = _as_u64_pairs(packets.dst_addr)
     flow, src_is_lo, first_idx, base, syn_idx, synack_idx = _assign(
         rows,
-        src,
-        dst,
+        packets.src_id,
+        packets.dst_id,
         packets.src_port,
         packets.dst_port,
         packets.tcp_seq,
@@ -100,12 +98,6 @@ def assign_flows(packets: PacketTable) -> FlowAssignment:
         isn_client=isn_client,
         isn_server=isn_server,
     )
-
-
-def _as_u64_pairs(addr: npt.NDArray[np.uint8]) -> U64:
-    """The (n, 16) address bytes as (n, 2) uint64 words (a view when already contiguous)."""
-    words: U64 = np.ascontiguousarray(addr).view(np.uint64)
-    return words
 
 
 @numba.njit(cache=True)
@@ -162,8 +154,9 @@ def _assign(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     n_flow = 0
     for i in range(n):
         r = rows[i]
-        a0, a1, a2 = src[r, 0], src[r, 1], np.uint64(src_port[r])
-        b0, b1, b2 = dst[r, 0], dst[r, 1], np.uint64(dst_port[r])
+        # the reader's address ids: equal ids are equal addresses (capture.addresses)
+        a0, a1, a2 = np.uint64(src[r]), np.uint64(0), np.uint64(src_port[r])
+        b0, b1, b2 = np.uint64(dst[r]), np.uint64(0), np.uint64(dst_port[r])
         lo_first = (a0, a1, a2) <= (b0, b1, b2)
         if lo_first:
             c0, c1, c2, c3, c4, c5 = a0, a1, a2, b0, b1, b2

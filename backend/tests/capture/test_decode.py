@@ -159,5 +159,5 @@ def test_udp_ports_are_read_and_marked_not_tcp() -> None:
 
 def test_ipv4_address_is_ipv4_mapped() -> None:
     t = _table(_v4(tcp(5, 6, 1, 1, ACK, 100)))
-    assert bytes(t.src_addr[0]) == bytes.fromhex("00000000000000000000ffff0a010101")
-    assert bytes(t.dst_addr[0]) == bytes.fromhex("00000000000000000000ffff0a010102")
+    assert bytes(t.addresses[t.src_id[0]]) == bytes.fromhex("00000000000000000000ffff0a010101")
+    assert bytes(t.addresses[t.dst_id[0]]) == bytes.fromhex("00000000000000000000ffff0a010102")

@@ -107,5 +107,6 @@ def test_path_and_stream_give_the_same_table(tmp_path: object) -> None:
     with path.open("rb") as stream:
         from_stream = read_capture(stream).packets
     assert np.array_equal(from_path.tcp_seq, from_stream.tcp_seq)
-    assert np.array_equal(from_path.src_addr, from_stream.src_addr)
+    assert np.array_equal(from_path.src_id, from_stream.src_id)
+    assert np.array_equal(from_path.addresses, from_stream.addresses)
     assert np.array_equal(from_path.ts_ns, from_stream.ts_ns)

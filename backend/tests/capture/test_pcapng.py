@@ -111,7 +111,9 @@ def test_ipv6_addresses() -> None:
     capture = _read(pcapng_file([Section([Interface()], [Packet(T0, _syn(31, v6=True))])]))
     table = capture.packets
     assert table.ip_version.tolist() == [6]
-    assert bytes(table.src_addr[0]) == bytes.fromhex("20010db8000000000000000000000001")
+    assert bytes(table.addresses[table.src_id[0]]) == bytes.fromhex(
+        "20010db8000000000000000000000001"
+    )
     assert table.ip_total_len.tolist() == [60]
 
 

@@ -74,8 +74,8 @@ def test_agrees_with_tshark(path: Path, tshark: Tshark) -> None:
     }
     sack_count = table.sack_count[rows]
     actual = {
-        "src": [_address(a) for a in table.src_addr[rows]],
-        "dst": [_address(a) for a in table.dst_addr[rows]],
+        "src": [_address(a) for a in table.addresses[table.src_id[rows]]],
+        "dst": [_address(a) for a in table.addresses[table.dst_id[rows]]],
         "src_port": table.src_port[rows].tolist(),
         "dst_port": table.dst_port[rows].tolist(),
         "seq": table.tcp_seq[rows].tolist(),

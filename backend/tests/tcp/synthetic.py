@@ -43,6 +43,11 @@ def table(segs: list[Seg]) -> PacketTable:
     dst = [s.dst or (SERVER if s.from_client else CLIENT) for s in segs]
     own_isn = [s.isn[0] if s.from_client else s.isn[1] for s in segs]
     other_isn = [s.isn[1] if s.from_client else s.isn[0] for s in segs]
+    # as the reader does: ids in order of first appearance (source first), 0 is ::
+    address_ids = {bytes(16): 0}
+    for (a, _), (b, _) in zip(src, dst, strict=True):
+        address_ids.setdefault(a, len(address_ids))
+        address_ids.setdefault(b, len(address_ids))
     sack_left = np.zeros((n, 4), np.uint32)
     sack_right = np.zeros((n, 4), np.uint32)
     for i, s in enumerate(segs):
@@ -58,8 +63,8 @@ def table(segs: list[Seg]) -> PacketTable:
         origlen=col([66 + s.length for s in segs], np.uint32),
         status=np.full(n, PARSED, np.uint8),
         ip_version=np.full(n, 4, np.uint8),
-        src_addr=np.frombuffer(b"".join(a for a, _ in src), np.uint8).reshape(n, 16).copy(),
-        dst_addr=np.frombuffer(b"".join(a for a, _ in dst), np.uint8).reshape(n, 16).copy(),
+        src_id=col([address_ids[a] for a, _ in src], np.uint32),
+        dst_id=col([address_ids[a] for a, _ in dst], np.uint32),
         ip_proto=np.full(n, 6, np.uint8),
         ip_total_len=col([52 + s.length for s in segs], np.uint32),
         src_port=col([p for _, p in src], np.uint16),
@@ -85,6 +90,7 @@ def table(segs: list[Seg]) -> PacketTable:
         has_ts=col([s.ts is not None for s in segs], bool),
         ts_val=col([s.ts[0] if s.ts else 0 for s in segs], np.uint32),
         ts_ecr=col([s.ts[1] if s.ts else 0 for s in segs], np.uint32),
+        addresses=np.frombuffer(b"".join(address_ids), np.uint8).reshape(-1, 16).copy(),
     )
 
 
