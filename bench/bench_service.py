@@ -53,7 +53,7 @@ STEPS = [
     "analysing",
     "diagnosing",
     "writing_series",
-    "child_exit",
+    "handover",
     "load_result",
     "store_series",
     "store_rows",

@@ -138,7 +138,7 @@ class CaptureOut(BaseModel):
     )
     timings_s: dict[str, float] | None = Field(
         description="When done: seconds per step of the analysis (queued, fetch, child_startup, "
-        "reading, analysing, diagnosing, writing_series, child_exit, load_result, store_series, "
+        "reading, analysing, diagnosing, writing_series, handover, load_result, store_series, "
         "store_rows), for operators and benchmarks"
     )
     created_at: datetime

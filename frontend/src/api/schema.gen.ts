@@ -507,7 +507,7 @@ export interface components {
             status: "queued" | "running" | "done" | "failed";
             /**
              * Timings S
-             * @description When done: seconds per step of the analysis (queued, fetch, child_startup, reading, analysing, diagnosing, writing_series, child_exit, load_result, store_series, store_rows), for operators and benchmarks
+             * @description When done: seconds per step of the analysis (queued, fetch, child_startup, reading, analysing, diagnosing, writing_series, handover, load_result, store_series, store_rows), for operators and benchmarks
              */
             timings_s: {
                 [key: string]: number;
