@@ -8,7 +8,7 @@ connections, each writing its own rows of the output: deterministic, and no per-
 Python.
 
 numba keys a cached kernel on its own source file only; ``search.py`` drops the diagnosis's cache
-when any of its kernel files changed (``tcplens.kernel_cache``).
+when any of its kernel files changed (``capture.compiled.drop_stale_kernel_cache``).
 """
 
 from __future__ import annotations

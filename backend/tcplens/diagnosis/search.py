@@ -10,15 +10,14 @@ depend on which implementation answered.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numba
 import numpy as np
 
-from tcplens.kernel_cache import drop_stale_kernel_cache
+# (also sets numba's fork-safe threading layer that label_flows' prange runs on)
+from tcplens.capture.compiled import drop_stale_kernel_cache
 
 # The diagnosis kernels call each other across these files (this one is imported first).
-drop_stale_kernel_cache(Path(__file__).resolve().parent, ("search", "labelling", "flow_labels"))
+drop_stale_kernel_cache(__file__, ("search", "labelling", "flow_labels"))
 
 
 @numba.njit(cache=True, inline="always")
