@@ -136,11 +136,21 @@ def timelines_json(analysis: TcpAnalysis, origin_ns: int) -> list[dict[str, Any]
     syn_flows, first = np.unique(seg.flow[syn_rows], return_index=True)
     syn_ns = np.full(n, -1, np.int64)
     syn_ns[syn_flows] = seg.time_ns[syn_rows[first]]
+    # first/last packet with payload: one reduceat over the (flow, direction) slices, not
+    # ufunc.at (an unbuffered scatter, ~70 ns per packet)
     data = seg.payload_len > 0
-    first_data = np.full(n, np.iinfo(np.int64).max, np.int64)
-    last_data = np.full(n, -1, np.int64)
-    np.minimum.at(first_data, seg.flow[data], seg.time_ns[data])
-    np.maximum.at(last_data, seg.flow[data], seg.time_ns[data])
+    never = np.iinfo(np.int64).max
+    starts = seg.offsets[:-1]
+    nonempty = starts < seg.offsets[1:]
+    first_dir = np.full(starts.size, never, np.int64)
+    last_dir = np.full(starts.size, -1, np.int64)
+    if nonempty.any():
+        first_dir[nonempty] = np.minimum.reduceat(
+            np.where(data, seg.time_ns, never), starts[nonempty]
+        )
+        last_dir[nonempty] = np.maximum.reduceat(np.where(data, seg.time_ns, -1), starts[nonempty])
+    first_data = first_dir.reshape(n, 2).min(axis=1)
+    last_data = last_dir.reshape(n, 2).max(axis=1)
     first_data[last_data < 0] = -1
     # gap rows grouped by flow: sort by (flow, start), then cut at each flow's first row
     order = np.lexsort((gaps.start_ns, gaps.flow))
