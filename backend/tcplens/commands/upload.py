@@ -13,7 +13,6 @@ no token); 3 authentication or permission refused; 4 server or network trouble (
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import os
 import sys
@@ -21,7 +20,10 @@ import time
 import urllib.parse
 from http import HTTPStatus
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported where used: http.client and ssl cost every tcplens command ~20 ms
+    import http.client
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -74,6 +76,8 @@ class Client:
         self.token = token
 
     def _connection(self) -> http.client.HTTPConnection:
+        import http.client
+
         cls = (
             http.client.HTTPSConnection
             if self.parts.scheme == "https"
@@ -91,6 +95,8 @@ class Client:
             all_headers["Content-Type"] = "application/json"
         if isinstance(body, bytes):
             all_headers["Content-Length"] = str(len(body))
+        import http.client
+
         connection = self._connection()
         try:
             connection.putrequest(method, self.base + path, skip_accept_encoding=True)
