@@ -8,13 +8,14 @@ quantity it does not find in ``TcpAnalysis`` (the sender lag) it derives here an
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from functools import cached_property
 
 import numpy as np
 
 from tcplens.capture.table import ACK, Capture, address_text, endpoint_text
 from tcplens.diagnosis import flow_labels
 from tcplens.diagnosis.timeline import CODES, Intervals
-from tcplens.diagnosis.transfer import F64, I64, Connection, DnsExchange, FlowFacts, Transfer
+from tcplens.diagnosis.transfer import F64, I64, B, Connection, DnsExchange, FlowFacts, Transfer
 from tcplens.tcp.model import (
     CLIENT_TO_SERVER,
     RTT_DATA_ACK,
@@ -84,8 +85,7 @@ class KernelColumns:
             seg.offsets, seg.time_ns, seg.frame, seg.seq, seg.payload_len, seg.ack, seg.window,
             seg.flags,
         )  # fmt: skip
-        # The one retransmission definition tcplens shows (flow JSON, graphs): tcp.resent.
-        self.resent = resent_segments(seg)
+        self._segments = seg
         self.rtt = (rtt.kind, rtt.direction, rtt.time_ns, rtt.rtt_ns)
         self.rtt_bounds = np.searchsorted(rtt.flow, np.arange(n + 1), side="left")
         self.zw = (
@@ -102,10 +102,17 @@ class KernelColumns:
         )  # fmt: skip
         self.gather_codes = np.array([ACK, RTT_DATA_ACK, RTT_TIMESTAMP], np.int64)
 
+    @cached_property
+    def resent(self) -> B:
+        """The one retransmission definition tcplens shows (flow JSON, graphs): tcp.resent."""
+        return resent_segments(self._segments)
+
 
 def label_flows(cols: KernelColumns, origin: int, rows: I64) -> tuple[Intervals, I64]:
     """The labelled time of the connections in flow ``rows`` (ascending), in one compiled call:
     their intervals one connection after the other, and where each connection's begin."""
+    if rows.size == 0:  # (nothing to label: not even the kernel's load is worth paying)
+        return Intervals.concat([]), np.zeros(1, np.int64)
     offsets = cols.seg[0]
     # Rows a connection may write: handshake, request delay and turn, one per data segment of
     # its main direction (at most that direction's segments), two per zero-window span.
