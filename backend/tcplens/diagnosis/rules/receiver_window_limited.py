@@ -16,7 +16,9 @@ Why it matters
 What to do
     Let the receiver's kernel autotune: remove the fixed receive buffer, make sure
     ``net.ipv4.tcp_rmem``'s maximum is at least the bandwidth-delay product (rate × RTT) and
-    that window scaling is on.
+    that window scaling is on. The rate to size it for is the path's own capacity when the
+    capture measured it (the delivery rate of another flow between the same hosts, in the same
+    direction, that the path itself held back); otherwise a round reference rate.
 
 Thresholds (why they hold across RTTs, sizes and capture points)
     The comparison is between sequence numbers, not rates, so it does not depend on RTT or size;
@@ -34,15 +36,41 @@ from tcplens.diagnosis import wording as w
 from tcplens.diagnosis.context import Context, evidence_of
 from tcplens.diagnosis.finding import Factor, Finding
 from tcplens.diagnosis.measure import delivered_bytes, of_transfer, windows_during
+from tcplens.diagnosis.rules import bandwidth_limited
+from tcplens.diagnosis.transfer import Transfer
 
 CODE = "receiver-window-limited"
 FACTOR: Factor = "receiver_window"
 MIN_SHARE = 0.05  # of the flow's own duration, below which a few window-full moments are noise
+PATH_CANDIDATES = 20  # path-limited flows looked at for one between the same hosts
 
 
 def target_rate(cap_bps: float) -> float:
     """A round rate to size the window for: 100 Mbit/s, or 1 Gbit/s once the cap is above 50."""
     return 125e6 if cap_bps * 8 > 50e6 else 12.5e6
+
+
+def path_capacity(ctx: Context, tr: Transfer) -> tuple[float, int] | None:
+    """The rate (bytes/s) the path from ``tr``'s sender to its receiver delivered while it was
+    the limit, and the flow that showed it: another flow between the same two hosts, in the
+    same direction, that the path itself held (the bandwidth-limited rule's flows: a queue built
+    at the bottleneck for at least its share of the flow), the one held longest. A window-
+    limited flow's own brief queueing moments are not enough: a burst filling the queue for a
+    few milliseconds measures the burst, not the link (rcvbuf_locked_download: 79 Mbit/s over
+    such moments on a 60 Mbit/s path)."""
+    ft = ctx.factor_time("bandwidth")
+    hosts = (tr.sender.rsplit(":", 1)[0], tr.receiver.rsplit(":", 1)[0])
+    held = ctx.flows_held_by("bandwidth", bandwidth_limited.MIN_SHARE)
+    for flow in [f for f in held if f != tr.flow][:PATH_CANDIDATES]:
+        other = ctx.transfer(flow)
+        if other is None or (
+            (other.sender.rsplit(":", 1)[0], other.receiver.rsplit(":", 1)[0]) != hosts
+        ):
+            continue
+        spans = of_transfer(other, ft.spans)
+        if spans.t0.size:
+            return delivered_bytes(other, spans) / max(float(spans.duration.sum()), 1e-9), flow
+    return None
 
 
 def detect(ctx: Context) -> list[Finding]:
@@ -61,7 +89,11 @@ def detect(ctx: Context) -> list[Finding]:
     window = int(windows.max()) if windows.size else int(tr.window.max())
     cap = window / rtt
     got = delivered_bytes(tr, mine) / max(float(mine.duration.sum()), 1e-9)
-    target = target_rate(cap)
+    measured = path_capacity(ctx, tr)
+    # The path's own capacity when the capture showed it (and the window held the transfer
+    # below it); else a round reference rate.
+    path = measured if measured is not None and measured[0] > cap else None
+    target = path[0] if path is not None else target_rate(cap)
     needed = target * rtt
     total = sum(ft.seconds[f] for f in flows)
     receiver_host = tr.receiver.rsplit(":", 1)[0]
@@ -77,8 +109,14 @@ def detect(ctx: Context) -> list[Finding]:
         f"{tr.sender} had sent everything {tr.receiver} allowed: the receiver's advertised window "
         f"never exceeded {w.size(window)}, and at {w.a(w.duration(rtt))} round trip that caps the "
         f"transfer at {w.rate(cap)} (window / RTT); it ran at {w.rate(got)} while limited. "
-        f"To run at {w.rate(target)} this path needs a window of about {w.size(needed)} "
-        f"(the bandwidth-delay product).{why}"
+        + (
+            f"The path itself delivered {w.rate(target)} when it was the limit (flow {path[1]}); "
+            f"to run at that rate this transfer needs a window of about {w.size(needed)} "
+            f"(the bandwidth-delay product).{why}"
+            if path is not None
+            else f"To run at {w.rate(target)} this path needs a window of about "
+            f"{w.size(needed)} (the bandwidth-delay product).{why}"
+        )
     )
     if len(flows) > 1:
         summary += f" {len(flows)} flows were limited this way, {w.duration(total)} in all."
@@ -106,6 +144,11 @@ def detect(ctx: Context) -> list[Finding]:
                 rtt_ms=round(rtt * 1e3, 3),
                 cap_bps=round(cap * 8),
                 needed_window_bytes=int(np.ceil(needed)),
+                **(
+                    {}
+                    if path is None
+                    else {"path_rate_bps": round(target * 8), "path_flow": path[1]}
+                ),
             ),
         )
     ]
