@@ -7,18 +7,16 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from tcplens.capture.table import FIN, RST, PacketTable
+from tcplens.capture.table import PacketTable
+from tcplens.tcp.compiled import empty
 from tcplens.tcp.flows import assign_flows
-from tcplens.tcp.grouping import group_reduce
 from tcplens.tcp.model import (
     Flows,
-    RttSamples,
     Segments,
     TcpAnalysis,
 )
-from tcplens.tcp.resent import resent_segments
-from tcplens.tcp.rtt import rtt_samples, rtt_stats
-from tcplens.tcp.segments import Handshake, build_segments
+from tcplens.tcp.rtt import PathRtt, rtt_samples
+from tcplens.tcp.segments import FlowFacts, Handshake, build_segments
 from tcplens.tcp.vantage import infer_vantage
 from tcplens.tcp.window import idle_gaps, zero_window_spans
 
@@ -33,13 +31,18 @@ def analyze_tcp(packets: PacketTable) -> TcpAnalysis:
     """
     start_ns = int(packets.ts_ns.min()) if len(packets) else 0
     fa = assign_flows(packets)
-    segments, handshake, flow_order, data_ack, zero_spans = build_segments(packets, fa)
+    work = empty(2 * fa.rows.shape[0], np.int32).reshape(2, -1)  # scratch shared by the two passes
+    segments, handshake, facts = build_segments(packets, fa, work[0])
     clients = _Clients(fa.n_flows, fa.client_row, fa.client_from_syn, fa.first_row)
     del fa  # its per-packet columns are no longer needed: free them before the next stages
-    rtt = rtt_samples(segments, handshake, data_ack)
-    flows = _flows(packets, clients, segments, handshake, rtt)
-    zero = zero_window_spans(segments, zero_spans)
-    gaps = idle_gaps(segments, flows.rtt_median_ns, flow_order)
+    times = _HandshakeTimes.of(segments, handshake)
+    rtt, path = rtt_samples(
+        segments, handshake, facts, (times.syn_rtt_ns, times.synack_rtt_ns), work
+    )
+    del work
+    flows = _flows(packets, clients, segments, handshake, facts, times, path)
+    zero = zero_window_spans(segments, facts.zero_windows)
+    gaps = idle_gaps(segments, flows.rtt_median_ns, facts.idle_before, facts.idle_after)
     return TcpAnalysis(
         capture_start_ns=start_ns,
         flows=flows,
@@ -58,35 +61,36 @@ class _Clients:
     first_row: I64
 
 
+@dataclass(frozen=True)
+class _HandshakeTimes:
+    syn_ns: I64
+    synack_ns: I64
+    ack_ns: I64
+    syn_rtt_ns: I64
+    synack_rtt_ns: I64
+
+    @staticmethod
+    def of(seg: Segments, hs: Handshake) -> _HandshakeTimes:
+        t = seg.time_ns
+        syn_ns = np.where(hs.syn >= 0, t[hs.syn], -1)
+        synack_ns = np.where(hs.synack >= 0, t[hs.synack], -1)
+        ack_ns = np.where(hs.ack >= 0, t[hs.ack], -1)
+        syn_rtt = np.where((syn_ns >= 0) & (synack_ns >= syn_ns), synack_ns - syn_ns, -1)
+        synack_rtt = np.where((synack_ns >= 0) & (ack_ns >= synack_ns), ack_ns - synack_ns, -1)
+        return _HandshakeTimes(syn_ns, synack_ns, ack_ns, syn_rtt, synack_rtt)
+
+
 def _flows(
     packets: PacketTable,
     fa: _Clients,
     seg: Segments,
     hs: Handshake,
-    rtt: RttSamples,
+    facts: FlowFacts,
+    times: _HandshakeTimes,
+    path: PathRtt,
 ) -> Flows:
     n = fa.n_flows
-    key = seg.flow.astype(np.int64) * 2 + seg.direction
     per_dir = np.diff(seg.offsets)
-    t = seg.time_ns
-    start = group_reduce(seg.flow, t, n, np.minimum, 0)
-    end = group_reduce(seg.flow, t, n, np.maximum, 0)
-
-    data = np.flatnonzero(seg.payload_len > 0)
-    hi = group_reduce(key[data], seg.seq[data] + seg.payload_len[data], 2 * n, np.maximum, 0)
-    lo = group_reduce(key[data], seg.seq[data], 2 * n, np.minimum, 0)
-    unique_bytes = hi - lo
-    retrans = np.bincount(key[resent_segments(seg)], minlength=2 * n)
-    fin = np.bincount(seg.flow[(seg.flags & FIN) != 0], minlength=n) > 0
-    rst = np.bincount(seg.flow[(seg.flags & RST) != 0], minlength=n) > 0
-    ts_dir = np.bincount(key[seg.has_ts], minlength=2 * n) > 0
-    syn_ns = np.where(hs.syn >= 0, t[hs.syn], -1)
-    synack_ns = np.where(hs.synack >= 0, t[hs.synack], -1)
-    ack_ns = np.where(hs.ack >= 0, t[hs.ack], -1)
-    syn_rtt = np.where((syn_ns >= 0) & (synack_ns >= syn_ns), synack_ns - syn_ns, -1)
-    synack_rtt = np.where((synack_ns >= 0) & (ack_ns >= synack_ns), ack_ns - synack_ns, -1)
-    rtt_min, rtt_median, rtt_p95 = rtt_stats(rtt, n, syn_rtt, synack_rtt)
-
     client_row = fa.client_row  # a packet the client sent: its source is the client
     return Flows(
         id=np.arange(1, n + 1, dtype=np.int64),
@@ -97,30 +101,30 @@ def _flows(
         server_port=packets.dst_port[client_row],
         client_from_syn=fa.client_from_syn,
         first_frame=packets.frame[fa.first_row],
-        start_ns=start,
-        end_ns=end,
+        start_ns=facts.first_ns,
+        end_ns=facts.last_ns,
         packets=per_dir[0::2] + per_dir[1::2],
         packets_c2s=per_dir[0::2].copy(),
         packets_s2c=per_dir[1::2].copy(),
-        bytes_c2s=unique_bytes[0::2].copy(),
-        bytes_s2c=unique_bytes[1::2].copy(),
-        retransmissions_c2s=retrans[0::2].astype(np.int64),
-        retransmissions_s2c=retrans[1::2].astype(np.int64),
-        syn_ns=syn_ns,
-        synack_ns=synack_ns,
-        handshake_ack_ns=ack_ns,
-        handshake_syn_rtt_ns=syn_rtt,
-        handshake_synack_rtt_ns=synack_rtt,
-        rtt_min_ns=rtt_min,
-        rtt_median_ns=rtt_median,
-        rtt_p95_ns=rtt_p95,
+        bytes_c2s=facts.unique_bytes[:, 0].copy(),
+        bytes_s2c=facts.unique_bytes[:, 1].copy(),
+        retransmissions_c2s=facts.resent[:, 0].copy(),
+        retransmissions_s2c=facts.resent[:, 1].copy(),
+        syn_ns=times.syn_ns,
+        synack_ns=times.synack_ns,
+        handshake_ack_ns=times.ack_ns,
+        handshake_syn_rtt_ns=times.syn_rtt_ns,
+        handshake_synack_rtt_ns=times.synack_rtt_ns,
+        rtt_min_ns=path.min_ns,
+        rtt_median_ns=path.median_ns,
+        rtt_p95_ns=path.p95_ns,
         window_scale_client=hs.window_scale_client,
         window_scale_server=hs.window_scale_server,
         mss_client=hs.mss_client,
         mss_server=hs.mss_server,
         sack_permitted=hs.sack_permitted,
-        timestamps=ts_dir[0::2] & ts_dir[1::2],
-        fin_seen=fin,
-        rst_seen=rst,
-        vantage=infer_vantage(syn_rtt, synack_rtt, rtt, n),
+        timestamps=facts.has_ts[:, 0] & facts.has_ts[:, 1],
+        fin_seen=facts.fin,
+        rst_seen=facts.rst,
+        vantage=infer_vantage(times.syn_rtt_ns, times.synack_rtt_ns, path.data_ack_min_ns),
     )

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
@@ -27,6 +26,7 @@ from tcplens.capture.table import (
     UNSUPPORTED_LINK,
     PacketTable,
 )
+from tcplens.tcp.compiled import kernel
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -100,13 +100,13 @@ def assign_flows(packets: PacketTable) -> FlowAssignment:
     )
 
 
-@numba.njit(cache=True)
+@kernel
 def _mix(h: np.uint64, v: np.uint64) -> np.uint64:  # pragma: no cover - compiled
     h ^= v + np.uint64(0x9E3779B97F4A7C15) + (h << np.uint64(6)) + (h >> np.uint64(2))
     return h
 
 
-@numba.njit(cache=True)
+@kernel
 def _hash(c0, c1, c2, c3, c4, c5):  # type: ignore[no-untyped-def]  # pragma: no cover
     h = np.uint64(0)
     h = _mix(h, c0)
@@ -117,14 +117,14 @@ def _hash(c0, c1, c2, c3, c4, c5):  # type: ignore[no-untyped-def]  # pragma: no
     return h
 
 
-@numba.njit(cache=True)
+@kernel
 def _grow(a, size):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     out = np.empty((size,) + a.shape[1:], a.dtype)  # noqa: RUF005 (numba: no starred tuples)
     out[: a.shape[0]] = a
     return out
 
 
-@numba.njit(cache=True)
+@kernel
 def _assign(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     rows, src, dst, src_port, dst_port, seq, ack, flags
 ):

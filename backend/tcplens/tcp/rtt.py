@@ -11,13 +11,21 @@
   packet that carried it.
 * **handshake**: SYN → SYN/ACK and SYN/ACK → ACK separately, because their split tells where
   the capture was taken (:mod:`tcplens.tcp.vantage`).
+
+All of it is one compiled pass per flow, flows in parallel: each flow's samples are merged in the
+order of the completing packet, so the result is sorted by ``(flow, frame)`` without a sort, and
+the flow's path-RTT statistics (:func:`path_rtt`) are taken on the way.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numba
 import numpy as np
 import numpy.typing as npt
 
+from tcplens.tcp.compiled import empty, inline_kernel, kernel, parallel_kernel
 from tcplens.tcp.model import (
     RTT_DATA_ACK,
     RTT_HANDSHAKE_SYN,
@@ -26,102 +34,334 @@ from tcplens.tcp.model import (
     RttSamples,
     Segments,
 )
-from tcplens.tcp.segments import Handshake
+from tcplens.tcp.segments import FlowFacts, Handshake
 
+I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
-B = npt.NDArray[np.bool_]
+
+RTT_CLIP_NS = (1 << 40) - 1  # about 18 minutes: longer samples count as this in the statistics
 
 
-def rtt_samples(seg: Segments, hs: Handshake, data_ack: tuple[I64, I64]) -> RttSamples:
-    """All RTT samples of all flows, sorted by flow, then by the completing packet's frame.
+@dataclass(frozen=True)
+class PathRtt:
+    """Per flow path round-trip time (see :func:`path_rtt`), -1 without any sample."""
 
-    ``data_ack`` holds the (acknowledging row, timed row) pairs that the per-packet state
-    machine chose.
+    min_ns: I64
+    median_ns: I64
+    p95_ns: I64  # nearest rank
+    data_ack_min_ns: I64  # (F, 2): smallest data → ACK sample timing direction d's data, -1
+
+
+def rtt_samples(
+    seg: Segments, hs: Handshake, facts: FlowFacts, halves: tuple[I64, I64], work: I32
+) -> tuple[RttSamples, PathRtt]:
+    """All RTT samples of all flows, sorted by flow, then by the completing packet's frame,
+    and each flow's path RTT.
+
+    ``facts`` holds the data → ACK pairs the per-packet state machine chose; ``halves`` are
+    the handshake's SYN → SYN/ACK and SYN/ACK → ACK times per flow (-1 unknown); ``work`` is
+    a ``(2, len(seg))`` int32 array this pass may overwrite.
     """
-    ack_rows, sent_rows = data_ack
-    parts = [
-        (np.full(ack_rows.size, RTT_DATA_ACK, np.int64), ack_rows, sent_rows),
-        _timestamps(seg),
-        _handshake(hs),
-    ]
-    kind = np.concatenate([p[0] for p in parts]).astype(np.uint8)
-    ack_row = np.concatenate([p[1] for p in parts])
-    sent_row = np.concatenate([p[2] for p in parts])
-    order = np.argsort(
-        (seg.flow[ack_row].astype(np.int64) << 32) | seg.frame[ack_row], kind="stable"
+    n_flows = hs.syn.shape[0]
+    first_row = seg.offsets[0:-1:2]
+    n_data = facts.rtt_count
+    # the flow's merged samples: its data → ACK pairs, at most one timestamp sample per packet
+    # and two handshake samples (only pages that receive samples are touched)
+    base = np.zeros(n_flows + 1, np.int64)
+    np.cumsum(n_data + np.diff(seg.offsets[0::2]) + 2, out=base[1:])
+    data_base = np.zeros(n_flows + 1, np.int64)
+    np.cumsum(n_data, out=data_base[1:])
+    m_ack = empty(int(base[-1]), np.int32)
+    m_sent = empty(int(base[-1]), np.int32)
+    m_kind = empty(int(base[-1]), np.uint8)
+    stats = np.empty((n_flows, 5), np.int64)
+    count = _merge(
+        facts.chunks,
+        seg.offsets,
+        seg.direction,
+        seg.time_ns,
+        seg.frame,
+        seg.has_ts,
+        seg.ts_val,
+        seg.ts_ecr,
+        facts.rtt_ack,
+        facts.rtt_sent,
+        2 * first_row,
+        n_data,
+        hs.syn,
+        hs.synack,
+        hs.ack,
+        halves[0],
+        halves[1],
+        work[0],
+        work[1],
+        base,
+        m_ack,
+        m_sent,
+        m_kind,
+        empty(int(data_base[-1]), np.int64),
+        data_base,
+        stats,
     )
-    ack_row, sent_row, kind = ack_row[order], sent_row[order], kind[order]
-    time_ns = seg.time_ns[ack_row]
-    rtt_ns = time_ns - seg.time_ns[sent_row]
-    keep = rtt_ns >= 0  # a capture's clock can step back: a negative RTT is no sample
-    return RttSamples(
-        flow=seg.flow[ack_row][keep],
-        direction=seg.direction[sent_row][keep],
-        kind=kind[keep],
-        time_ns=time_ns[keep],
-        rtt_ns=rtt_ns[keep],
-        frame=seg.frame[ack_row][keep],
-        sent_frame=seg.frame[sent_row][keep],
+    out = np.zeros(n_flows + 1, np.int64)
+    np.cumsum(count, out=out[1:])
+    k = int(out[-1])
+    rtt = RttSamples(
+        flow=empty(k, np.int32),
+        direction=empty(k, np.uint8),
+        kind=empty(k, np.uint8),
+        time_ns=empty(k, np.int64),
+        rtt_ns=empty(k, np.int64),
+        frame=empty(k, np.uint32),
+        sent_frame=empty(k, np.uint32),
     )
+    _emit(
+        facts.chunks,
+        base,
+        out,
+        m_ack,
+        m_sent,
+        m_kind,
+        seg.direction,
+        seg.time_ns,
+        seg.frame,
+        (rtt.flow, rtt.direction, rtt.kind, rtt.time_ns, rtt.rtt_ns, rtt.frame, rtt.sent_frame),
+    )
+    path = PathRtt(
+        min_ns=stats[:, 0].copy(),
+        median_ns=stats[:, 1].copy(),
+        p95_ns=stats[:, 2].copy(),
+        data_ack_min_ns=stats[:, 3:5].copy(),
+    )
+    return rtt, path
 
 
-_Part = tuple[I64, I64, I64]  # kind, completing row, timed row
+@kernel
+def _first_values_sorted(rows, values):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Distinct values ascending and the first row of each (any order of ``values``)."""
+    order = np.argsort(values, kind="mergesort")  # stable: the first row of a value first
+    first = np.empty(rows.shape[0], np.int64)
+    m = 0
+    for j in range(order.shape[0]):
+        if m == 0 or values[order[j]] != values[first[m - 1]]:
+            first[m] = order[j]
+            m += 1
+    return rows[first[:m]], values[first[:m]]
 
 
-def _first_of_each(code: I64) -> tuple[I64, I64]:
-    """Distinct codes and the index of each one's first occurrence.
+@inline_kernel
+def _timestamp_pairs(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    s_lo, s_hi, e_lo, e_hi, has_ts, ts_val, ts_ecr, sent_out, echo_out
+):
+    """RFC 7323 samples of one direction pair: the first packet of direction e echoing a TSval
+    (TSecr) and the first packet of direction s that carried it.
 
-    TSvals (and their echoes) only grow within a direction (RFC 7323 §5.3), so the codes are
-    almost always already sorted and a change scan suffices; otherwise fall back to a sort.
+    Returns how many; echo rows go to ``echo_out[e_lo:]`` in row order, sent rows to
+    ``sent_out[s_lo:]``.
     """
-    if code.size and np.all(code[1:] >= code[:-1]):
-        first = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
-        return code[first], first
-    values, first = np.unique(code, return_index=True)
-    return values, first
+    ns = 0
+    ne = 0
+    mono = True
+    last = np.uint32(0)
+    for r in range(s_lo, s_hi):  # first row of each TSval of the sender
+        if has_ts[r]:
+            v = ts_val[r]
+            if ns > 0 and v < last:
+                mono = False
+                break
+            if ns == 0 or v != last:
+                sent_out[s_lo + ns] = r
+                ns += 1
+                last = v
+    if mono:
+        for r in range(e_lo, e_hi):  # first row of each echoed value (0: nothing echoed)
+            if has_ts[r] and ts_ecr[r] != 0:
+                v = ts_ecr[r]
+                if ne > 0 and v < last:
+                    mono = False
+                    break
+                if ne == 0 or v != last:
+                    echo_out[e_lo + ne] = r
+                    ne += 1
+                    last = v
+    if mono:  # merge-join of two ascending lists, in place (matches never overtake the reads)
+        p = 0
+        q = 0
+        m = 0
+        while p < ne and q < ns:
+            ev = ts_ecr[echo_out[e_lo + p]]
+            sv = ts_val[sent_out[s_lo + q]]
+            if sv < ev:
+                q += 1
+            elif sv > ev:
+                p += 1
+            else:
+                echo_out[e_lo + m] = echo_out[e_lo + p]
+                sent_out[s_lo + m] = sent_out[s_lo + q]
+                m += 1
+                p += 1
+                q += 1
+        return m
+    # values went backwards somewhere (a clock reset, a middlebox): sort them
+    rows_s = np.arange(s_lo, s_hi)[has_ts[s_lo:s_hi]]
+    rows_e = np.arange(e_lo, e_hi)
+    echoing = has_ts[e_lo:e_hi] & (ts_ecr[e_lo:e_hi] != 0)
+    rows_e = rows_e[echoing]
+    s_rows, s_vals = _first_values_sorted(rows_s, ts_val[rows_s])
+    e_rows, e_vals = _first_values_sorted(rows_e, ts_ecr[rows_e])
+    match_e = np.empty(e_rows.shape[0], np.int64)
+    match_s = np.empty(e_rows.shape[0], np.int64)
+    p = 0
+    q = 0
+    m = 0
+    while p < e_rows.shape[0] and q < s_rows.shape[0]:
+        if s_vals[q] < e_vals[p]:
+            q += 1
+        elif s_vals[q] > e_vals[p]:
+            p += 1
+        else:
+            match_e[m] = e_rows[p]
+            match_s[m] = s_rows[q]
+            m += 1
+            p += 1
+            q += 1
+    order = np.argsort(match_e[:m])
+    for j in range(m):
+        echo_out[e_lo + j] = match_e[order[j]]
+        sent_out[s_lo + j] = match_s[order[j]]
+    return m
 
 
-def _timestamps(seg: Segments) -> _Part:
-    ts = np.flatnonzero(seg.has_ts)
-    if ts.size == 0:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty
-    # one int64 code per (flow direction, 32-bit value); built for the TS rows only
-    key = (seg.flow[ts].astype(np.int64) << 1) | seg.direction[ts]
-    sent_codes, sent_first = _first_of_each((key << 32) | seg.ts_val[ts])
-    sent_first = ts[sent_first]
-    echoing = seg.ts_ecr[ts] != 0
-    echo = ts[echoing]
-    own_codes, echo_first = _first_of_each((key[echoing] << 32) | seg.ts_ecr[echo])
-    del key, echoing, ts
-    echo_codes = own_codes ^ (1 << 32)  # in the key of the direction whose TSval is echoed
-    pos = np.searchsorted(sent_codes, echo_codes)
-    posc = np.minimum(pos, sent_codes.shape[0] - 1)
-    match = (pos < sent_codes.shape[0]) & (sent_codes[posc] == echo_codes)
-    sent_rows = sent_first[posc[match]]
-    ack_rows = echo[echo_first[match]]
-    kind = np.full(sent_rows.shape[0], RTT_TIMESTAMP, dtype=np.int64)
-    return kind, ack_rows.astype(np.int64), sent_rows.astype(np.int64)
+@parallel_kernel
+def _merge(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    chunks,
+    offsets,
+    direction,
+    time_ns,
+    frame,
+    has_ts,
+    ts_val,
+    ts_ecr,
+    data_ack,
+    data_sent,
+    data_region,
+    n_data,
+    syn,
+    synack,
+    hs_ack,
+    syn_rtt,
+    synack_rtt,
+    sent_work,
+    echo_work,
+    base,
+    m_ack,
+    m_sent,
+    m_kind,
+    values,
+    values_base,
+    stats,
+):
+    """Per flow: timestamp samples, the merge of all samples by completing frame (data → ACK
+    first, then timestamp, then handshake samples, as the kinds are numbered), negative
+    samples dropped (a capture's clock can step back), and the path RTT (:func:`path_rtt`)."""
+    count = np.zeros(syn.shape[0], np.int64)
+    for c in numba.prange(chunks.shape[0] - 1):
+        for f in range(chunks[c], chunks[c + 1]):
+            lo0 = offsets[2 * f]
+            lo1 = offsets[2 * f + 1]
+            hi1 = offsets[2 * f + 2]
+            # echoes by direction 0 of direction 1's TSvals, and the reverse
+            m0 = _timestamp_pairs(lo1, hi1, lo0, lo1, has_ts, ts_val, ts_ecr, sent_work, echo_work)
+            m1 = _timestamp_pairs(lo0, lo1, lo1, hi1, has_ts, ts_val, ts_ecr, sent_work, echo_work)
+            h_ack = np.full(2, -1, np.int64)
+            h_sent = np.full(2, -1, np.int64)
+            h_kind = np.zeros(2, np.uint8)
+            nh = 0
+            if syn[f] >= 0 and synack[f] >= 0:
+                h_ack[nh] = synack[f]
+                h_sent[nh] = syn[f]
+                h_kind[nh] = RTT_HANDSHAKE_SYN
+                nh += 1
+            if synack[f] >= 0 and hs_ack[f] >= 0:
+                h_ack[nh] = hs_ack[f]
+                h_sent[nh] = synack[f]
+                h_kind[nh] = RTT_HANDSHAKE_SYNACK
+                nh += 1
+            nd = n_data[f]
+            db = data_region[f]
+            vb = values_base[f]
+            o = base[f]
+            pd = 0
+            p0 = 0
+            p1 = 0
+            ph = 0
+            c0 = 0
+            c1 = 0
+            min0 = np.int64(-1)
+            min1 = np.int64(-1)
+            while True:
+                best = -1
+                best_frame = np.uint32(0)
+                if pd < nd:
+                    best = 0
+                    best_frame = frame[data_ack[db + pd]]
+                if p0 < m0 and (best < 0 or frame[echo_work[lo0 + p0]] < best_frame):
+                    best = 1
+                    best_frame = frame[echo_work[lo0 + p0]]
+                if p1 < m1 and (best < 0 or frame[echo_work[lo1 + p1]] < best_frame):
+                    best = 2
+                    best_frame = frame[echo_work[lo1 + p1]]
+                if ph < nh and (best < 0 or frame[h_ack[ph]] < best_frame):
+                    best = 3
+                if best < 0:
+                    break
+                if best == 0:
+                    a = np.int64(data_ack[db + pd])
+                    s = np.int64(data_sent[db + pd])
+                    kind = RTT_DATA_ACK
+                    pd += 1
+                elif best == 1:
+                    a = np.int64(echo_work[lo0 + p0])
+                    s = np.int64(sent_work[lo1 + p0])
+                    kind = RTT_TIMESTAMP
+                    p0 += 1
+                elif best == 2:
+                    a = np.int64(echo_work[lo1 + p1])
+                    s = np.int64(sent_work[lo0 + p1])
+                    kind = RTT_TIMESTAMP
+                    p1 += 1
+                else:
+                    a = h_ack[ph]
+                    s = h_sent[ph]
+                    kind = h_kind[ph]
+                    ph += 1
+                rt = time_ns[a] - time_ns[s]
+                if rt < 0:
+                    continue
+                m_ack[o] = a
+                m_sent[o] = s
+                m_kind[o] = kind
+                o += 1
+                if kind == RTT_DATA_ACK:
+                    v = min(rt, RTT_CLIP_NS)
+                    if direction[s] == 0:
+                        values[vb + c0] = v
+                        c0 += 1
+                        min0 = rt if min0 < 0 else min(min0, rt)
+                    else:
+                        c1 += 1
+                        values[vb + nd - c1] = v
+                        min1 = rt if min1 < 0 else min(min1, rt)
+            count[f] = o - base[f]
+            stats[f, 3] = min0
+            stats[f, 4] = min1
+            _path_rtt(values, vb, nd, c0, c1, syn_rtt[f], synack_rtt[f], stats, f)
+    return count
 
 
-def _handshake(hs: Handshake) -> _Part:
-    f_syn = np.flatnonzero((hs.syn >= 0) & (hs.synack >= 0))
-    f_ack = np.flatnonzero((hs.synack >= 0) & (hs.ack >= 0))
-    kind = np.concatenate(
-        [
-            np.full(f_syn.size, RTT_HANDSHAKE_SYN, np.int64),
-            np.full(f_ack.size, RTT_HANDSHAKE_SYNACK, np.int64),
-        ]
-    )
-    ack_rows = np.concatenate([hs.synack[f_syn], hs.ack[f_ack]])
-    sent_rows = np.concatenate([hs.syn[f_syn], hs.synack[f_ack]])
-    return kind, ack_rows, sent_rows
-
-
-def rtt_stats(
-    rtt: RttSamples, n_flows: int, syn_rtt_ns: I64, synack_rtt_ns: I64
-) -> tuple[I64, I64, I64]:
-    """Per flow min, median and p95 (nearest rank) of the *path* round-trip time; -1 without any.
+@inline_kernel
+def _path_rtt(values, vb, nd, c0, c1, syn_rtt, synack_rtt, stats, f):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Min, median and p95 (nearest rank) of the *path* round-trip time; -1 without any.
 
     The path RTT is end to end: client → server → client, wherever the capture sat. A data → ACK
     sample only times the part beyond the capture point towards the data's receiver, so at a
@@ -133,35 +373,46 @@ def rtt_stats(
     what completes a mid-path one). Without a handshake that half is the smallest data → ACK
     sample of the other direction (it times the same stretch), else 0.
 
-    One sort of ``(flow, direction) << 40 | rtt`` (RTTs are below 2**40 ns, about 18 minutes)
-    serves every flow at once.
+    ``values[vb : vb + c0]`` are direction 0's samples, ``values[vb + nd - c1 : vb + nd]``
+    direction 1's (clipped at :data:`RTT_CLIP_NS`); both are sorted here.
     """
-    sel = np.flatnonzero(rtt.kind == RTT_DATA_ACK)
-    key = rtt.flow[sel].astype(np.int64) * 2 + rtt.direction[sel]
-    val = np.minimum(rtt.rtt_ns[sel], (1 << 40) - 1)
-    out = [np.full(n_flows, -1, dtype=np.int64) for _ in range(3)]
-    if val.size == 0:
-        return out[0], out[1], out[2]
-    if 2 * n_flows < 1 << 23:
-        ordered = np.sort((key << 40) | val)
-        val = ordered & ((1 << 40) - 1)
-    else:  # too many flows to pack the key beside the value
-        val = val[np.lexsort((val, key))]
-    # Each (flow, direction) is now a sorted run: its first value is its minimum.
-    per_dir = np.bincount(key, minlength=2 * n_flows)
-    first_dir = np.zeros(2 * n_flows, dtype=np.int64)
-    np.cumsum(per_dir[:-1], out=first_dir[1:])
-    f = np.arange(n_flows)
-    bulk = (per_dir[1::2] > per_dir[0::2]).astype(np.int64)  # client → server on a tie
-    other = 2 * f + 1 - bulk
-    other_min = np.where(per_dir[other] > 0, val[np.minimum(first_dir[other], val.size - 1)], 0)
-    handshake_half = np.where(bulk == 0, synack_rtt_ns, syn_rtt_ns)
-    half = np.where(handshake_half >= 0, handshake_half, other_min)
-    c = per_dir[2 * f + bulk]
-    first = first_dir[2 * f + bulk]
-    has = c > 0
-    c, first, half = c[has], first[has], half[has]
-    out[0][has] = val[first] + half
-    out[1][has] = val[first + (c - 1) // 2] + half
-    out[2][has] = val[first + np.ceil(0.95 * c).astype(np.int64) - 1] + half
-    return out[0], out[1], out[2]
+    v0 = values[vb : vb + c0]
+    v1 = values[vb + nd - c1 : vb + nd]
+    v0.sort()
+    v1.sort()
+    bulk = 1 if c1 > c0 else 0  # client → server on a tie
+    if bulk == 0:
+        v, c, other, c_other, half = v0, c0, v1, c1, synack_rtt
+    else:
+        v, c, other, c_other, half = v1, c1, v0, c0, syn_rtt
+    if half < 0:
+        half = other[0] if c_other > 0 else 0
+    if c > 0:
+        stats[f, 0] = v[0] + half
+        stats[f, 1] = v[(c - 1) // 2] + half
+        stats[f, 2] = v[np.int64(np.ceil(0.95 * c)) - 1] + half
+    else:
+        stats[f, 0] = -1
+        stats[f, 1] = -1
+        stats[f, 2] = -1
+
+
+@parallel_kernel
+def _emit(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    chunks, base, out, m_ack, m_sent, m_kind, direction, time_ns, frame, columns
+):
+    """Copy each flow's merged samples to their final rows, with their columns."""
+    flow, sent_dir, kind, t, rtt, ack_frame, sent_frame = columns
+    for c in numba.prange(chunks.shape[0] - 1):
+        for f in range(chunks[c], chunks[c + 1]):
+            for j in range(out[f + 1] - out[f]):
+                a = m_ack[base[f] + j]
+                s = m_sent[base[f] + j]
+                o = out[f] + j
+                flow[o] = f
+                sent_dir[o] = direction[s]
+                kind[o] = m_kind[base[f] + j]
+                t[o] = time_ns[a]
+                rtt[o] = time_ns[a] - time_ns[s]
+                ack_frame[o] = frame[a]
+                sent_frame[o] = frame[s]

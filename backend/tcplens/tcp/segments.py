@@ -1,21 +1,24 @@
-"""Build the per-direction series (:class:`~tcplens.tcp.model.Segments`) and handshake facts.
+"""Build the per-direction series (:class:`~tcplens.tcp.model.Segments`) and per-flow facts.
 
-The per-packet state machine (:mod:`tcplens.tcp.events`) runs in capture order; here its
-results and the packet columns are laid out by ``(flow, direction, frame)`` with one stable
-counting sort, so that each direction of each flow is a contiguous slice.
+The packets are grouped by flow (:mod:`tcplens.tcp.grouping`), then the per-packet state
+machine (:mod:`tcplens.tcp.events`) walks each flow in capture order, flows in parallel, and
+writes every per-packet result straight to the packet's row of the ``(flow, direction, frame)``
+layout. The columns are allocated here, once, at their final size and type; the pass writes
+each row of each column exactly once (no fill with defaults first, no copies afterwards).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
-from tcplens.capture.table import PacketTable
-from tcplens.tcp.events import PacketAnalysis, analyze_events
+from tcplens.capture.table import MAX_SACK_BLOCKS, PacketTable
+from tcplens.tcp.compiled import empty, kernel
+from tcplens.tcp.events import flow_events
 from tcplens.tcp.flows import FlowAssignment
+from tcplens.tcp.grouping import group_by_flow
 from tcplens.tcp.model import Segments
 
 I8 = npt.NDArray[np.int8]
@@ -38,76 +41,179 @@ class Handshake:
     sack_permitted: B
 
 
-def build_segments(
-    packets: PacketTable, fa: FlowAssignment
-) -> tuple[Segments, Handshake, I64, tuple[I64, I64], I64]:
-    """The per-direction series, the handshake facts, the ``(flow, frame)`` row order, the
-    data → ACK RTT pairs (acknowledging row, timed row) and the zero-window spans (start row,
-    end row, reopened).
+@dataclass(frozen=True)
+class FlowFacts:
+    """What the per-packet pass learnt about each flow besides its handshake.
 
-    The row order lists :class:`Segments` rows in capture order within each flow, which is
-    what time-ordered scans over a whole flow (idle gaps, RTT sample order) need.
+    Per direction arrays have shape ``(n_flows, 2)``; the RTT, span and gap rows are the
+    variable-length outputs of the pass, already in ``(flow, capture order)`` order.
     """
-    n_flows = fa.n_flows
-    key = fa.flow * 2 + fa.direction  # int32, like flow
-    perm, offsets, position = _counting_sort(key, 2 * n_flows)
-    pa: PacketAnalysis = analyze_events(packets, fa, position)
-    sack_order = np.argsort(pa.sack_rows, kind="stable")
-    segments = Segments(
-        offsets=offsets,
-        flow=fa.flow[perm],
-        direction=fa.direction[perm],
-        packet_index=pa.packet_index,
-        frame=pa.frame,
-        time_ns=pa.time_ns,
-        seq=pa.seq,
-        payload_len=pa.payload_len,
-        ack=pa.ack,
-        window=pa.window,
-        flags=pa.flags,
-        sack_count=pa.sack_count,
-        sack_rows=pa.sack_rows[sack_order],
-        sack_left=pa.sack_left[sack_order],
-        sack_right=pa.sack_right[sack_order],
-        has_ts=pa.has_ts,
-        ts_val=pa.ts_val,
-        ts_ecr=pa.ts_ecr,
-        events=pa.events,
-        bytes_in_flight=pa.bytes_in_flight,
-        window_headroom=pa.window_headroom,
+
+    first_ns: I64  # earliest packet time of the flow
+    last_ns: I64  # latest packet time of the flow
+    unique_bytes: I64  # (F, 2) highest data end - lowest data start (0 without data)
+    resent: I64  # (F, 2) data segments re-sending sequence space (tcp.resent)
+    has_ts: B  # (F, 2) the direction sent the timestamps option
+    fin: B
+    rst: B
+    chunks: I64  # flow boundaries of the parallel chunks (tcp.grouping)
+    # data → ACK pairs (Karn, SACK-aware) of flow f: rtt_count[f] rows from 2 * its first row
+    rtt_count: I64
+    rtt_ack: I32  # Segments row of the acknowledging packet ...
+    rtt_sent: I32  # ... and of the data segment it times
+    zero_windows: I64  # (k, 3): first zero-window row, reopening (or last) row, reopened
+    idle_before: I32  # Segments rows around silences longer than IDLE_GAP_MIN_NS
+    idle_after: I32
+
+
+def build_segments(
+    packets: PacketTable, fa: FlowAssignment, work: I32
+) -> tuple[Segments, Handshake, FlowFacts]:
+    """The per-direction series, the handshake facts and the other per-flow facts.
+
+    ``work`` is an int32 array of one value per TCP packet that the pass may overwrite.
+    """
+    layout = group_by_flow(packets, fa)
+    isn = np.stack([fa.isn_client, fa.isn_server], axis=1)
+    n = layout.rows.shape[0]
+    n_sack = int(layout.sack_offsets[-1])
+    seg = Segments(
+        offsets=layout.offsets,
+        flow=empty(n, np.int32),
+        direction=empty(n, np.uint8),
+        packet_index=empty(n, np.int32),
+        frame=empty(n, np.uint32),
+        time_ns=empty(n, np.int64),
+        seq=empty(n, np.int64),
+        payload_len=empty(n, np.int32),
+        ack=empty(n, np.int64),
+        window=empty(n, np.int32),
+        flags=empty(n, np.uint16),
+        sack_count=empty(n, np.uint8),
+        sack_rows=empty(n_sack, np.int64),
+        sack_left=empty(n_sack * MAX_SACK_BLOCKS, np.int64).reshape(n_sack, MAX_SACK_BLOCKS),
+        sack_right=empty(n_sack * MAX_SACK_BLOCKS, np.int64).reshape(n_sack, MAX_SACK_BLOCKS),
+        has_ts=empty(n, np.bool_),
+        ts_val=empty(n, np.uint32),
+        ts_ecr=empty(n, np.uint32),
+        events=empty(n, np.uint32),
+        bytes_in_flight=empty(n, np.int32),
+        window_headroom=empty(n, np.int64),
     )
+    # per-flow regions of the variable-length outputs (see flow_events): only the pages that
+    # receive rows are ever touched, so the generous sizes cost address space, not memory
+    rtt_ack = empty(2 * n, np.int32)
+    rtt_sent = empty(2 * n, np.int32)
+    zw = empty(3 * n, np.int64).reshape(n, 3)
+    idle = empty(2 * n, np.int32).reshape(n, 2)
+    r = flow_events(
+        layout.chunks,
+        layout.offsets,
+        layout.sack_offsets,
+        layout.rows,
+        layout.direction,
+        isn,
+        packets.frame,
+        packets.ts_ns,
+        packets.tcp_seq,
+        packets.tcp_ack,
+        packets.tcp_flags,
+        packets.tcp_window,
+        packets.tcp_payload_len,
+        packets.wscale,
+        packets.mss,
+        packets.sack_perm,
+        packets.sack_count,
+        packets.sack_left,
+        packets.sack_right,
+        packets.has_ts,
+        packets.ts_val,
+        packets.ts_ecr,
+        (
+            seg.flow,
+            seg.direction,
+            seg.packet_index,
+            seg.frame,
+            seg.time_ns,
+            seg.flags,
+            seg.payload_len,
+            seg.seq,
+            seg.ack,
+            seg.window,
+            seg.sack_count,
+            seg.has_ts,
+            seg.ts_val,
+            seg.ts_ecr,
+            seg.events,
+            seg.bytes_in_flight,
+            seg.window_headroom,
+        ),
+        seg.sack_rows,
+        seg.sack_left,
+        seg.sack_right,
+        work,  # Karn queue links, indexed by Segments row
+        empty(n, np.uint8),  # Karn queue state bits
+        rtt_ack,
+        rtt_sent,
+        zw,
+        idle,
+    )
+    (syn, synack, hs_ack, ws, mss, sack_perm, lo, hi, resent, has_ts) = r[:10]
+    (first_ns, last_ns, fin_rst, n_rtt, n_zw, n_idle) = r[10:]
     handshake = Handshake(
-        syn=pa.syn,
-        synack=pa.synack,
-        ack=pa.handshake_ack,
-        window_scale_client=pa.window_scale[:, 0].copy(),
-        window_scale_server=pa.window_scale[:, 1].copy(),
-        mss_client=pa.mss[:, 0].copy(),
-        mss_server=pa.mss[:, 1].copy(),
-        sack_permitted=pa.sack_permitted,
+        syn=syn,
+        synack=synack,
+        ack=hs_ack,
+        window_scale_client=np.where(ws[:, 0] == -2, np.int8(0), ws[:, 0]),
+        window_scale_server=np.where(ws[:, 1] == -2, np.int8(0), ws[:, 1]),
+        mss_client=mss[:, 0].copy(),
+        mss_server=mss[:, 1].copy(),
+        sack_permitted=sack_perm[:, 0] & sack_perm[:, 1],
     )
-    # capture order is flow-major once stably grouped by flow alone
-    by_flow, _, _ = _counting_sort(fa.flow, n_flows)
-    flow_order: I64 = position[by_flow]
-    return segments, handshake, flow_order, (pa.rtt_ack, pa.rtt_sent), pa.zero_windows
+    first_row = seg.offsets[0:-1:2]
+    zw_rows = _offsets(n_zw)
+    idle_rows = _offsets(n_idle)
+    before, after = _compact2(idle[:, 0], idle[:, 1], first_row, idle_rows)
+    spans = np.empty((int(zw_rows[-1]), 3), np.int64)
+    for j in range(3):
+        _compact(zw[:, j], first_row, zw_rows, spans[:, j])
+    facts = FlowFacts(
+        first_ns=first_ns,
+        last_ns=last_ns,
+        unique_bytes=hi - lo,
+        resent=resent,
+        has_ts=has_ts,
+        fin=(fin_rst & 1) != 0,
+        rst=(fin_rst & 2) != 0,
+        chunks=layout.chunks,
+        rtt_count=n_rtt,
+        rtt_ack=rtt_ack,
+        rtt_sent=rtt_sent,
+        zero_windows=spans,
+        idle_before=before,
+        idle_after=after,
+    )
+    return seg, handshake, facts
 
 
-@numba.njit(cache=True)
-def _counting_sort(key, n_keys):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """Stable sort by small integer keys in O(n): (permutation, group offsets, inverse)."""
-    n = key.shape[0]
-    offsets = np.zeros(n_keys + 1, np.int64)
-    for i in range(n):
-        offsets[key[i] + 1] += 1
-    for k in range(n_keys):
-        offsets[k + 1] += offsets[k]
-    fill = offsets[:-1].copy()
-    perm = np.empty(n, np.int32)
-    position = np.empty(n, np.int32)
-    for i in range(n):
-        k = key[i]
-        p = fill[k]
-        fill[k] = p + 1
-        perm[p] = i
-        position[i] = p
-    return perm, offsets, position
+def _offsets(counts: I64) -> I64:
+    out = np.zeros(counts.shape[0] + 1, np.int64)
+    np.cumsum(counts, out=out[1:])
+    return out
+
+
+def _compact2(a: I32, b: I32, base: I64, offsets: I64) -> tuple[I32, I32]:
+    """Rows ``base[f] : base[f] + count`` of each flow's region, flows one after the other."""
+    out_a = np.empty(int(offsets[-1]), a.dtype)
+    out_b = np.empty(int(offsets[-1]), b.dtype)
+    _compact(a, base, offsets, out_a)
+    _compact(b, base, offsets, out_b)
+    return out_a, out_b
+
+
+@kernel
+def _compact(region, base, offsets, out):  # type: ignore[no-untyped-def]  # pragma: no cover
+    for f in range(base.shape[0]):
+        start = base[f]
+        for j in range(offsets[f + 1] - offsets[f]):
+            out[offsets[f] + j] = region[start + j]

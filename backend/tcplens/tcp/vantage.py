@@ -14,14 +14,11 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from tcplens.tcp.grouping import group_reduce
 from tcplens.tcp.model import (
-    RTT_DATA_ACK,
     VANTAGE_MIDDLE,
     VANTAGE_NEAR_CLIENT,
     VANTAGE_NEAR_SERVER,
     VANTAGE_UNKNOWN,
-    RttSamples,
 )
 
 I64 = npt.NDArray[np.int64]
@@ -32,19 +29,19 @@ U8 = npt.NDArray[np.uint8]
 NEAR_SHARE = 0.2
 
 
-def infer_vantage(syn_rtt_ns: I64, synack_rtt_ns: I64, rtt: RttSamples, n_flows: int) -> U8:
-    """Per flow, a ``VANTAGE_*`` code (see module docstring)."""
+def infer_vantage(syn_rtt_ns: I64, synack_rtt_ns: I64, data_ack_min_ns: I64) -> U8:
+    """Per flow, a ``VANTAGE_*`` code (see module docstring).
+
+    ``data_ack_min_ns`` has shape ``(F, 2)``: the smallest data → ACK sample timing each
+    direction's data, -1 without one.
+    """
+    n_flows = syn_rtt_ns.shape[0]
     server_side = syn_rtt_ns.astype(np.float64)  # capture point → server → capture point
     client_side = synack_rtt_ns.astype(np.float64)  # capture point → client → capture point
     known = (syn_rtt_ns >= 0) & (synack_rtt_ns >= 0)
 
-    sel = np.flatnonzero(rtt.kind == RTT_DATA_ACK)
-    key = rtt.flow[sel].astype(np.int64) * 2 + rtt.direction[sel]
-    order = np.argsort(key, kind="stable")
-    big = np.iinfo(np.int64).max
-    mins = group_reduce(key[order], rtt.rtt_ns[sel][order], 2 * n_flows, np.minimum, big)
-    c2s, s2c = mins[0::2], mins[1::2]  # client data acked by the server, and the reverse
-    fallback = ~known & (c2s != big) & (s2c != big)
+    c2s, s2c = data_ack_min_ns[:, 0], data_ack_min_ns[:, 1]  # client data acked, and reverse
+    fallback = ~known & (c2s >= 0) & (s2c >= 0)
     server_side = np.where(fallback, c2s, server_side)
     client_side = np.where(fallback, s2c, client_side)
     known |= fallback

@@ -13,6 +13,7 @@ from tcplens.tcp.model import (
     ZeroWindowSpans,
 )
 
+I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 
 
@@ -37,22 +38,16 @@ def zero_window_spans(seg: Segments, spans: I64) -> ZeroWindowSpans:
     )
 
 
-def idle_gaps(seg: Segments, median_rtt_ns: I64, flow_order: I64) -> IdleGaps:
+def idle_gaps(seg: Segments, median_rtt_ns: I64, before: I32, after: I32) -> IdleGaps:
     """Silences inside a flow longer than 200 ms and twice its median RTT.
 
-    ``flow_order`` sorts the segment rows by ``(flow, frame)``; ``median_rtt_ns`` is per flow
-    (-1 when unknown).
+    ``before``/``after`` are the candidates the per-packet pass found: consecutive packets of
+    one flow (capture order) more than :data:`IDLE_GAP_MIN_NS` apart, in ``(flow, capture
+    order)`` order; ``median_rtt_ns`` is per flow (-1 when unknown).
     """
-    # candidates first (any silence over the fixed minimum), then the per-flow RTT test on
-    # those few: keeps the n-sized temporaries to one time column and its differences
-    t = seg.time_ns[flow_order]
-    cand = np.flatnonzero(np.diff(t) > IDLE_GAP_MIN_NS) + 1
-    del t
-    before = flow_order[cand - 1]
-    after = flow_order[cand]
     flow = seg.flow[after]
     threshold = np.maximum(IDLE_GAP_MIN_NS, IDLE_GAP_RTTS * np.maximum(median_rtt_ns[flow], 0))
-    keep = (seg.flow[before] == flow) & (seg.time_ns[after] - seg.time_ns[before] > threshold)
+    keep = seg.time_ns[after] - seg.time_ns[before] > threshold
     before, after = before[keep], after[keep]
     return IdleGaps(
         flow=seg.flow[after],
