@@ -13,16 +13,28 @@ logger = logging.getLogger(__name__)
 
 
 def _tiny_capture() -> bytes:
-    """One TCP SYN in a little-endian Ethernet pcap."""
+    """A handshake and one byte of data each way, in a little-endian Ethernet pcap: enough to
+    load every kernel a real analysis runs (the diagnosis labels connections with payload)."""
     eth = b"\x00\x11\x22\x33\x44\x55\x66\x77\x88\x99\xaa\xbb\x08\x00"
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 40, 1, 0, 64, 6, 0, b"\n\0\0\1", b"\n\0\0\2")
-    tcp = struct.pack("!HHIIBBHHH", 40000, 80, 1, 0, 0x50, 0x02, 65535, 0, 0)
-    frame = eth + ip + tcp
-    return (
-        struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)
-        + struct.pack("<IIII", 1, 0, len(frame), len(frame))
-        + frame
-    )
+    client, server = b"\n\0\0\1", b"\n\0\0\2"
+    # (from client?, seq, ack, flags, payload): SYN, SYN/ACK, ACK, request, response, ACK
+    packets = [
+        (True, 0, 0, 0x02, b""),
+        (False, 0, 1, 0x12, b""),
+        (True, 1, 1, 0x10, b""),
+        (True, 1, 1, 0x18, b"?"),
+        (False, 1, 2, 0x18, b"!"),
+        (True, 2, 2, 0x10, b""),
+    ]
+    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
+    for i, (from_client, seq, ack, flags, payload) in enumerate(packets):
+        src, dst = (client, server) if from_client else (server, client)
+        sport, dport = (40000, 80) if from_client else (80, 40000)
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 40 + len(payload), 1, 0, 64, 6, 0, src, dst)
+        tcp = struct.pack("!HHIIBBHHH", sport, dport, seq, ack, 0x50, flags, 65535, 0, 0)
+        frame = eth + ip + tcp + payload
+        out.append(struct.pack("<IIII", 1, 1000 * i, len(frame), len(frame)) + frame)
+    return b"".join(out)
 
 
 def warm() -> None:
