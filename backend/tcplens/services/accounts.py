@@ -50,9 +50,24 @@ class WeakPassword(InvalidInput):
 def normalize_email(email: str) -> str:
     email = email.strip().lower()
     local, _, domain = email.partition("@")
-    if not local or "." not in domain or len(email) > 320 or any(c.isspace() for c in email):
+    # isprintable: no control or format characters (PostgreSQL text cannot even hold NUL).
+    if (
+        not local
+        or "." not in domain
+        or len(email) > 320
+        or any(c.isspace() or not c.isprintable() for c in email)
+    ):
         raise InvalidInput(f"{email!r} is not an e-mail address", field="email")
     return email
+
+
+def display_name(name: str, *, field: str) -> str:
+    """A name people gave (workspace, token), stripped. Control and format characters are
+    refused: PostgreSQL text cannot hold NUL, and a bidi override would disguise the name."""
+    name = name.strip()
+    if not name.isprintable():
+        raise InvalidInput(f"the {field} contains control characters", field=field)
+    return name
 
 
 def create_user(session: Session, email: str, password: str) -> User:
@@ -162,7 +177,7 @@ def role_in(session: Session, user_id: uuid.UUID, workspace_id: uuid.UUID) -> st
 
 
 def create_workspace(session: Session, owner_id: uuid.UUID, name: str) -> WorkspaceView:
-    name = name.strip()
+    name = display_name(name, field="name")
     if not 1 <= len(name) <= 200:
         raise InvalidInput("a workspace name needs 1 to 200 characters", field="name")
     workspace = Workspace(name=name)

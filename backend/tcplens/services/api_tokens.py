@@ -40,7 +40,7 @@ def issue(session: Session, user_id: uuid.UUID, workspace_id: uuid.UUID, name: s
     row = ApiToken(
         user_id=user_id,
         workspace_id=workspace_id,
-        name=name.strip()[:200] or "token",
+        name=accounts.display_name(name, field="name")[:200] or "token",
         display_prefix=raw[:12],
         token_hash=credentials.token_digest(raw),
     )

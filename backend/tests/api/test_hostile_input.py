@@ -495,3 +495,58 @@ def test_bodies_other_than_uploads_are_bounded(tenants: Tenants) -> None:
     upload = [tiny_pcap(uuid.uuid4().bytes) + b"\x00" * (2 * MAX_BODY_BYTES)]
     status, _, body = asgi_post(tenants, "/api/v1/captures", tenants.home.bearer, upload)
     assert status == 202, body[:300]
+
+
+# --- text PostgreSQL cannot store, names that disguise themselves ---------------------------
+
+
+def test_control_characters_in_addresses_and_names_are_refused(tenants: Tenants) -> None:
+    actor = tenants.home.actor
+    session = actor.client  # workspaces are created from a browser session
+    members = f"/api/v1/workspaces/{actor.workspace_id}/members"
+    for response, status, code in (
+        (
+            tenants.client.post(
+                "/api/v1/auth/signup", json={"email": "a\x00b@example.com", "password": PASSWORD}
+            ),
+            422,
+            "invalid_input",
+        ),
+        (
+            tenants.client.post(
+                "/api/v1/auth/login", json={"email": "a\x00b@example.com", "password": PASSWORD}
+            ),
+            401,
+            "bad_credentials",
+        ),
+        (
+            session.post(members, json={"email": "x\x00@example.com"}, headers=actor.headers()),
+            422,
+            "invalid_input",
+        ),
+        (
+            session.post("/api/v1/workspaces", json={"name": "team\x00"}, headers=actor.headers()),
+            422,
+            "invalid_input",
+        ),
+        (
+            session.post(
+                "/api/v1/workspaces", json={"name": "\u202etxt.exe"}, headers=actor.headers()
+            ),
+            422,
+            "invalid_input",
+        ),
+        (
+            tenants.client.post(
+                "/api/v1/tokens", json={"name": "ci\x00"}, headers=tenants.home.bearer
+            ),
+            422,
+            "invalid_input",
+        ),
+    ):
+        assert problem_of(response, status, code)["detail"], response.request.url
+    # printable names in any script are fine
+    named = session.post(
+        "/api/v1/workspaces", json={"name": " Équipe 東京 "}, headers=actor.headers()
+    )
+    assert named.status_code == 201 and named.json()["name"] == "Équipe 東京"
