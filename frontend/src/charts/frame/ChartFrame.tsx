@@ -64,13 +64,19 @@ export function ChartFrame(props: ChartFrameProps) {
   const overlayRef = useRef<SVGRectElement>(null);
   const plotRef = useRef<SVGGElement>(null);
   const [outerWidth, setOuterWidth] = useState(900);
+  // The container's measured width: the canvas is drawn only at it (the first render, before the
+  // measurement, would be drawn at the default width and at once redrawn).
+  const measuredWidth = useRef<number | null>(null);
   const [pointer, setPointer] = useState<{ px: number; py: number } | null>(null);
   const [drag, setDrag] = useState<{ start: number; current: number } | null>(null);
 
   useLayoutEffect(() => {
     const element = containerRef.current;
     if (!element) return;
-    const measure = () => setOuterWidth(Math.max(320, Math.floor(element.clientWidth)));
+    const measure = () => {
+      measuredWidth.current = Math.max(320, Math.floor(element.clientWidth));
+      setOuterWidth(measuredWidth.current);
+    };
     measure();
     const observer = new ResizeObserver(measure);
     observer.observe(element);
@@ -94,7 +100,7 @@ export function ChartFrame(props: ChartFrameProps) {
   // Dense layers: redrawn whenever the scales or the layers change.
   useLayoutEffect(() => {
     const canvas = canvasRef.current;
-    if (!canvas) return;
+    if (!canvas || measuredWidth.current !== outerWidth) return;
     const started = performance.now();
     const ctx = prepareCanvas(canvas, area.width, area.height);
     if (!ctx) return;
@@ -123,7 +129,7 @@ export function ChartFrame(props: ChartFrameProps) {
       performance.mark(DRAW_MARK, { detail: elapsed });
     }
     props.onDraw?.(elapsed);
-  }, [area, props.layers, props.onDraw]);
+  }, [area, outerWidth, props.layers, props.onDraw]);
 
   // d3-zoom: wheel zooms about the pointer, Shift+drag (or middle button) pans. A plain drag is the
   // zoom box (below), so d3-zoom ignores it. One behaviour per mount: re-creating it while a wheel
