@@ -110,10 +110,55 @@ def searchsorted(arr, keys, right):  # type: ignore[no-untyped-def]
     return out
 
 
+LIKELY_IN_CACHE_SIZE = 8  # numpy's compiled_base.c
+
+
+@numba.njit(cache=True)
+def _search_with_guess(key, arr, guess):  # type: ignore[no-untyped-def]
+    """numpy's ``binary_search_with_guess`` (compiled_base.c): the last i with arr[i] <= key,
+    -1 below arr[0], len above arr[-1]; the neighbours of ``guess`` are tried first. Ported
+    step by step so that even an unsorted ``arr`` gives numpy's answer."""
+    n = arr.size
+    imin, imax = 0, n
+    if key > arr[n - 1]:
+        return n
+    if key < arr[0]:
+        return -1
+    if n <= 4:
+        i = 1
+        while i < n and key >= arr[i]:
+            i += 1
+        return i - 1
+    guess = max(min(guess, n - 3), 1)
+    if key < arr[guess]:
+        if key < arr[guess - 1]:
+            imax = guess - 1
+            if guess > LIKELY_IN_CACHE_SIZE and key >= arr[guess - LIKELY_IN_CACHE_SIZE]:
+                imin = guess - LIKELY_IN_CACHE_SIZE
+        else:
+            return guess - 1
+    elif key < arr[guess + 1]:
+        return guess
+    elif key < arr[guess + 2]:
+        return guess + 1
+    else:
+        imin = guess + 2
+        if guess < n - LIKELY_IN_CACHE_SIZE - 1 and key < arr[guess + LIKELY_IN_CACHE_SIZE]:
+            imax = guess + LIKELY_IN_CACHE_SIZE
+    while imin < imax:
+        imid = imin + ((imax - imin) >> 1)
+        if key >= arr[imid]:
+            imin = imid + 1
+        else:
+            imax = imid
+    return imin - 1
+
+
 @numba.njit(cache=True)
 def interp(x, xp, fp):  # type: ignore[no-untyped-def]
-    """``np.interp(x, xp, fp)`` for increasing ``xp``: numpy's arithmetic (compiled_base.c
-    ``arr_interp``), including its retry from the right end when a slope gives NaN."""
+    """``np.interp(x, xp, fp)``: numpy's loop (compiled_base.c ``arr_interp``) step by step —
+    the search with the previous answer as guess, the slope, the retry from the right end when
+    a slope gives NaN."""
     out = np.empty(x.size)
     m = xp.size
     lval, rval = fp[0], fp[m - 1]
@@ -122,22 +167,23 @@ def interp(x, xp, fp):  # type: ignore[no-untyped-def]
         v = x[i]
         if m == 1:  # numpy's own branch for one point (no NaN test there)
             out[i] = lval if v < xp[0] else (rval if v > xp[0] else fp[0])
-        elif v != v:
+            continue
+        if v != v:
             out[i] = v
-        elif v > xp[m - 1]:
-            out[i] = rval
-        elif v < xp[0]:
+            continue
+        j = _search_with_guess(v, xp, j)
+        if j == -1:
             out[i] = lval
+        elif j == m:
+            out[i] = rval
+        elif j == m - 1 or xp[j] == v:
+            out[i] = fp[j]
         else:
-            j = _gallop(xp, v, True, j + 1) - 1  # the last j with xp[j] <= v
-            if j == m - 1 or xp[j] == v:
-                out[i] = fp[j]
-            else:
-                slope = (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j])
-                r = slope * (v - xp[j]) + fp[j]
-                if r != r:
-                    r = slope * (v - xp[j + 1]) + fp[j + 1]
-                    if r != r and fp[j] == fp[j + 1]:
-                        r = fp[j]
-                out[i] = r
+            slope = (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j])
+            r = slope * (v - xp[j]) + fp[j]
+            if r != r:
+                r = slope * (v - xp[j + 1]) + fp[j + 1]
+                if r != r and fp[j] == fp[j + 1]:
+                    r = fp[j]
+            out[i] = r
     return out
