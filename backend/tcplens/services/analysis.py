@@ -338,7 +338,7 @@ def _store(
         # Replace, never append: a re-run (retried job, new analyzer) leaves one result.
         session.execute(delete(Flow).where(Flow.capture_id == capture_id))
         session.execute(delete(Finding).where(Finding.capture_id == capture_id))
-        _copy_flows(session, out / "flows.csv")
+        copy_flows(session, out / "flows.copy")
         if findings:
             session.execute(insert(Finding), findings)
         capture.status = "done"
@@ -354,7 +354,7 @@ def _store(
         session.commit()
 
 
-def _copy_flows(session: Session, rows: Path) -> None:
+def copy_flows(session: Session, rows: Path) -> None:
     """COPY the child's flow rows, in the session's transaction."""
     raw: Any = session.connection().connection.driver_connection  # psycopg
     with raw.cursor() as cursor, cursor.copy(COPY_FLOWS) as copy, rows.open("rb") as file:

@@ -3,7 +3,7 @@
 Runs in a separate process so that its memory can be capped (RLIMIT_AS) and its time bounded
 (the parent kills it), and so that a crash in a compiled kernel cannot take the worker down.
 Results go to files in ``out_dir``: ``series.arrow`` (every flow's series),
-``series_overview.arrow`` (the whole-flow level of detail of the long ones), ``flows.csv`` (the
+``series_overview.arrow`` (the whole-flow level of detail of the long ones), ``flows.copy`` (the
 flows table's rows, for COPY: services.flow_rows) and ``result.json`` (DESIGN.md's analyze JSON
 without ``flows`` and events, plus ``flow_count``); a refused capture writes ``error.json``.
 """
@@ -178,7 +178,7 @@ def run(
         reporter.stage("storing")
         series_keys = write_series(capture, analysis, out, results_key)
         count = write_flow_rows(
-            out / "flows.csv", report, capture_id=capture_id, series_keys=series_keys
+            out / "flows.copy", report, capture_id=capture_id, series_keys=series_keys
         )
         result = {key: value for key, value in report.items() if key != "flows"}
         (out / "result.json").write_text(json.dumps({**result, "flow_count": count}))
