@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, text
 
+from tcplens.api.auth import CSRF_HEADER, SESSION_COOKIE
 from tcplens.main import create_app
 from tcplens.settings import Settings
 from tests.api.service_fixtures import Actor, sign_up
@@ -39,6 +40,12 @@ class Tenant:
     @property
     def bearer(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"}
+
+    @property
+    def session(self) -> dict[str, str]:
+        """A browser's credentials: the session cookie and the CSRF header."""
+        cookie = self.actor.client.cookies.get(SESSION_COOKIE)
+        return {"Cookie": f"{SESSION_COOKIE}={cookie}", CSRF_HEADER: self.actor.csrf}
 
 
 @dataclass
