@@ -352,15 +352,34 @@ _SPARSE: tuple[tuple[str, type, int], ...] = (
 
 
 def _join(pieces: list[Columns]) -> Columns:
-    """One set of columns from the per-window pieces, freeing each piece's column as it goes."""
+    """One set of columns from the per-window pieces, freeing each piece's column as it goes.
+
+    Into memory mapped as in ``_allocate``: populated for the dense columns; for the sparse
+    (SACK) ones only the rows that are not zero are copied, so their other pages stay unmapped.
+    """
     if len(pieces) == 1:
         return pieces.pop()
     if not pieces:
         return _allocate(0)
+    sparse = {name for name, _, _ in _SPARSE}
     names = [f.name for f in fields(PacketTable) if f.name != "addresses"]
     columns: Columns = {}
     for name in names:
-        columns[name] = np.concatenate([piece.pop(name) for piece in pieces])
+        parts = [piece.pop(name) for piece in pieces]
+        rows = sum(part.shape[0] for part in parts)
+        shape = (rows, *parts[0].shape[1:])
+        row_bytes = parts[0].dtype.itemsize * int(np.prod(shape[1:]))
+        memory = anonymous_memory(rows * row_bytes, populate=name not in sparse)
+        column = memory.view(parts[0].dtype).reshape(shape)
+        start = 0
+        for part in parts:
+            if name in sparse and part.shape[0]:
+                set_rows = np.flatnonzero(part.reshape(part.shape[0], -1).any(axis=1))
+                column[start + set_rows] = part[set_rows]
+            else:
+                column[start : start + part.shape[0]] = part
+            start += part.shape[0]
+        columns[name] = column
     return columns
 
 
