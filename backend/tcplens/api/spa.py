@@ -51,25 +51,37 @@ def install(app: FastAPI, spa_dir: Path) -> None:
             raise SpaNotBuilt(
                 f"no index.html in {root}; build it with `make run` or `npm run build`"
             )
-        candidate = (root / path).resolve()
-        gzipped = candidate.with_name(candidate.name + ".gz")
-        if (
-            path
-            and candidate.suffix in _PRECOMPRESSED
-            and gzipped.is_file()
-            and gzipped.is_relative_to(root / "wiregasm")
-        ):
-            return FileResponse(
-                gzipped,
-                media_type=_PRECOMPRESSED[candidate.suffix],
-                headers={"Cache-Control": _IMMUTABLE, "Content-Encoding": "gzip"},
-            )
-        if path and candidate.is_file() and candidate.is_relative_to(root):
-            immutable = any(candidate.is_relative_to(root / d) for d in _VERSIONED_DIRS)
-            headers = {"Cache-Control": _IMMUTABLE} if immutable else {}
-            if candidate.parent == root / "assets" and candidate.name.startswith(_WORKER_PREFIX):
-                headers["Content-Security-Policy"] = WORKER_CSP
-            return FileResponse(candidate, headers=headers or None)
+        if path:
+            try:
+                found = _build_file(root, path)
+            except (OSError, ValueError):
+                # A NUL byte, or a name longer than the file system allows: no file of the build.
+                found = None
+            if found is not None:
+                return found
         return FileResponse(index, headers={"Cache-Control": "no-cache"})
 
     app.include_router(router)
+
+
+def _build_file(root: Path, path: str) -> FileResponse | None:
+    """The file of the build at ``path`` (never outside ``root``), or None."""
+    candidate = (root / path).resolve()
+    gzipped = candidate.with_name(candidate.name + ".gz")
+    if (
+        candidate.suffix in _PRECOMPRESSED
+        and gzipped.is_file()
+        and gzipped.is_relative_to(root / "wiregasm")
+    ):
+        return FileResponse(
+            gzipped,
+            media_type=_PRECOMPRESSED[candidate.suffix],
+            headers={"Cache-Control": _IMMUTABLE, "Content-Encoding": "gzip"},
+        )
+    if candidate.is_file() and candidate.is_relative_to(root):
+        immutable = any(candidate.is_relative_to(root / d) for d in _VERSIONED_DIRS)
+        headers = {"Cache-Control": _IMMUTABLE} if immutable else {}
+        if candidate.parent == root / "assets" and candidate.name.startswith(_WORKER_PREFIX):
+            headers["Content-Security-Policy"] = WORKER_CSP
+        return FileResponse(candidate, headers=headers or None)
+    return None

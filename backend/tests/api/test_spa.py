@@ -98,3 +98,13 @@ def test_only_the_wiregasm_worker_may_evaluate_code(spa_client: TestClient) -> N
     app = spa_client.get("/assets/index-abc123.js").headers["content-security-policy"]
     for policy in (page, app):
         assert "'unsafe-eval'" not in policy.replace(";", " ").split()
+
+
+@pytest.mark.parametrize("path", ["/a%00b", "/" + "x" * 5000, "/a" * 3000, "/assets/%00.wasm"])
+def test_paths_no_file_system_can_name_fall_back_to_index(
+    spa_client: TestClient, path: str
+) -> None:
+    # Path.resolve() raised ValueError (NUL) or OSError (ENAMETOOLONG): a 500 for any visitor.
+    response = spa_client.get(path)
+    assert response.status_code == 200
+    assert response.text == INDEX
