@@ -146,6 +146,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         out_ts_val,
         out_ts_ecr,
         events,
+        out_resent,
         bif,
         headroom,
     ) = seg
@@ -548,8 +549,12 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                         data_lo[f, fw] = s
                         data_hi[f, fw] = data_end
                         has_data[f, fw] = True
-                    if again and (ev & (KEEP_ALIVE | ZERO_WINDOW_PROBE)) == 0:
+                    again = again and (ev & (KEEP_ALIVE | ZERO_WINDOW_PROBE)) == 0
+                    out_resent[i] = again
+                    if again:
                         resent_n[f, fw] += 1
+                else:
+                    out_resent[i] = False
                 if fl & 0x01:
                     fin_rst[f] |= 1
                 if fl & 0x04:

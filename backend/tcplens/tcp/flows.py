@@ -152,6 +152,8 @@ def _assign(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     src_is_lo = np.empty(n, np.bool_)
     n_conv = 0
     n_flow = 0
+    last_key = np.full(6, np.iinfo(np.uint64).max, np.uint64)  # no port is 2**64 - 1
+    last_conv = -1
     for i in range(n):
         r = rows[i]
         # the reader's address ids: equal ids are equal addresses (capture.addresses)
@@ -162,55 +164,69 @@ def _assign(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             c0, c1, c2, c3, c4, c5 = a0, a1, a2, b0, b1, b2
         else:
             c0, c1, c2, c3, c4, c5 = b0, b1, b2, a0, a1, a2
-        slot = _hash(c0, c1, c2, c3, c4, c5) & mask
-        while True:
-            c = slots[slot]
-            if c < 0:
-                if n_conv == cap:  # grow the conversation table and rehash
-                    cap *= 2
-                    keys = _grow(keys, cap)
-                    conv_flow = _grow(conv_flow, cap)
-                    conv_base = _grow(conv_base, cap)
-                    conv_base_set = _grow(conv_base_set, cap)
-                    slots = np.full(2 * cap, -1, np.int64)
-                    mask = np.uint64(2 * cap - 1)
-                    for k in range(n_conv):
-                        sl = (
-                            _hash(
-                                keys[k, 0],
-                                keys[k, 1],
-                                keys[k, 2],
-                                keys[k, 3],
-                                keys[k, 4],
-                                keys[k, 5],
+        # consecutive packets mostly belong to one conversation: skip the hash lookup then
+        if (
+            c0 == last_key[0]
+            and c2 == last_key[2]
+            and c3 == last_key[3]
+            and c5 == last_key[5]
+            and c1 == last_key[1]
+            and c4 == last_key[4]
+        ):
+            c = last_conv
+        else:
+            slot = _hash(c0, c1, c2, c3, c4, c5) & mask
+            while True:
+                c = slots[slot]
+                if c < 0:
+                    if n_conv == cap:  # grow the conversation table and rehash
+                        cap *= 2
+                        keys = _grow(keys, cap)
+                        conv_flow = _grow(conv_flow, cap)
+                        conv_base = _grow(conv_base, cap)
+                        conv_base_set = _grow(conv_base_set, cap)
+                        slots = np.full(2 * cap, -1, np.int64)
+                        mask = np.uint64(2 * cap - 1)
+                        for k in range(n_conv):
+                            sl = (
+                                _hash(
+                                    keys[k, 0],
+                                    keys[k, 1],
+                                    keys[k, 2],
+                                    keys[k, 3],
+                                    keys[k, 4],
+                                    keys[k, 5],
+                                )
+                                & mask
                             )
-                            & mask
-                        )
-                        while slots[sl] >= 0:
-                            sl = (sl + np.uint64(1)) & mask
-                        slots[sl] = k
-                    slot = _hash(c0, c1, c2, c3, c4, c5) & mask
-                    while slots[slot] >= 0:
-                        slot = (slot + np.uint64(1)) & mask
-                c = n_conv
-                n_conv += 1
-                slots[slot] = c
-                keys[c, 0], keys[c, 1], keys[c, 2] = c0, c1, c2
-                keys[c, 3], keys[c, 4], keys[c, 5] = c3, c4, c5
-                conv_flow[c] = -1
-                conv_base_set[c, 0] = False
-                conv_base_set[c, 1] = False
-                break
-            if (
-                keys[c, 0] == c0
-                and keys[c, 1] == c1
-                and keys[c, 2] == c2
-                and keys[c, 3] == c3
-                and keys[c, 4] == c4
-                and keys[c, 5] == c5
-            ):
-                break
-            slot = (slot + np.uint64(1)) & mask
+                            while slots[sl] >= 0:
+                                sl = (sl + np.uint64(1)) & mask
+                            slots[sl] = k
+                        slot = _hash(c0, c1, c2, c3, c4, c5) & mask
+                        while slots[slot] >= 0:
+                            slot = (slot + np.uint64(1)) & mask
+                    c = n_conv
+                    n_conv += 1
+                    slots[slot] = c
+                    keys[c, 0], keys[c, 1], keys[c, 2] = c0, c1, c2
+                    keys[c, 3], keys[c, 4], keys[c, 5] = c3, c4, c5
+                    conv_flow[c] = -1
+                    conv_base_set[c, 0] = False
+                    conv_base_set[c, 1] = False
+                    break
+                if (
+                    keys[c, 0] == c0
+                    and keys[c, 1] == c1
+                    and keys[c, 2] == c2
+                    and keys[c, 3] == c3
+                    and keys[c, 4] == c4
+                    and keys[c, 5] == c5
+                ):
+                    break
+                slot = (slot + np.uint64(1)) & mask
+            last_key[0], last_key[1], last_key[2] = c0, c1, c2
+            last_key[3], last_key[4], last_key[5] = c3, c4, c5
+            last_conv = c
         d = 0 if lo_first else 1
         f = flags[r]
         is_syn = (f & 0x02) != 0

@@ -201,6 +201,9 @@ class Segments:
     ts_val: U32
     ts_ecr: U32
     events: U32  # bit set over EVENT_NAMES (Wireshark's tcp.analysis flags)
+    # a data segment carrying sequence space its sender had already sent: tcplens's one
+    # retransmission count (tcp.resent.resent); False for segments without payload
+    resent: B
     # Bytes sent and not yet acknowledged after this data segment left, minus what the
     # receiver reported holding in its last SACK blocks, clipped to the unacknowledged range
     # (Wireshark also subtracts D-SACK blocks below the ACK). -1 if not a data

@@ -61,12 +61,10 @@ def resent(
 
 
 def resent_segments(seg: Segments) -> B:
-    """:func:`resent` over every direction of every flow, one row per segment (False: no data)."""
-    out: B = np.zeros(len(seg), np.bool_)
-    data = np.flatnonzero(seg.payload_len > 0)
-    if data.size == 0:
-        return out
-    key = seg.flow[data].astype(np.int64) * 2 + seg.direction[data]
-    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    out[data] = resent(seg.seq[data], seg.payload_len[data], seg.events[data], starts)
-    return out
+    """:func:`resent` over every direction of every flow, one row per segment (False: no data).
+
+    The per-packet pass (:mod:`tcplens.tcp.events`) applies the same rule as it walks each
+    flow and stores it as :attr:`Segments.resent`; this is that column
+    (``backend/tests/tcp/test_resent.py`` checks it against :func:`resent`).
+    """
+    return seg.resent

@@ -97,6 +97,7 @@ def build_segments(
         ts_val=empty(n, np.uint32),
         ts_ecr=empty(n, np.uint32),
         events=empty(n, np.uint32),
+        resent=empty(n, np.bool_),
         bytes_in_flight=empty(n, np.int32),
         window_headroom=empty(n, np.int64),
     )
@@ -145,6 +146,7 @@ def build_segments(
             seg.ts_val,
             seg.ts_ecr,
             seg.events,
+            seg.resent,
             seg.bytes_in_flight,
             seg.window_headroom,
         ),
