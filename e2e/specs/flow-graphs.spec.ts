@@ -166,7 +166,8 @@ test("lossy_download: retransmissions in red, duplicate ACKs ticked, as many as 
   ]);
   const svg = readFileSync(await svgFile.path(), "utf8");
   expect(svg).not.toContain("<image");
-  for (const color of ["#1c64d6", "#d62728", "#9c36b5", "#1f9d3a"]) {
+  // Colours of the light theme (styles/theme.css --chart-*), the page's default here.
+  for (const color of ["#1c64d6", "#d62728", "#9c36b5", "#2b8a3e"]) {
     expect(svg).toMatch(new RegExp(`<path d="M[^"]+" fill="none" stroke="${color}"`));
   }
   expect(svg).toContain('data-kind="retransmission"');
@@ -215,5 +216,30 @@ test("lossy_download: retransmissions in red, duplicate ACKs ticked, as many as 
     await expect(page.getByTestId(`graph-${graphKind}`)).toHaveAttribute("data-draws", /\d+/);
     await screenshot(page, `graphs-04-lossy-${graphKind}`);
   }
+
+  // The system turns dark: every graph redraws its canvas in the dark theme's colours (read from
+  // styles/theme.css), and the SVG export paints those too.
+  for (const graphKind of ["inflight", "rtt", "throughput", "stevens", "tcptrace"] as const) {
+    if (graphKind !== "inflight") {
+      await page.getByRole("tab", { name: new RegExp(graphKind, "i") }).click();
+    }
+    const shown = page.getByTestId(`graph-${graphKind}`);
+    await expect(shown).toHaveAttribute("data-draws", /\d+/);
+    if (graphKind === "inflight") {
+      const before = Number(await shown.getAttribute("data-draws"));
+      await page.emulateMedia({ colorScheme: "dark" });
+      await expect(shown).not.toHaveAttribute("data-draws", String(before));
+    }
+    await screenshot(page, `graphs-05-dark-${graphKind}`);
+  }
+  const [darkSvg] = await Promise.all([
+    page.waitForEvent("download"),
+    page.getByRole("button", { name: "SVG" }).click(),
+  ]);
+  const dark = readFileSync(await darkSvg.path(), "utf8");
+  for (const color of ["#6aa5ff", "#ff6b6b", "#c084fc", "#51cf66"]) {
+    expect(dark).toMatch(new RegExp(`<path d="M[^"]+" fill="none" stroke="${color}"`));
+  }
+  expect(dark).not.toContain('stroke="#1c64d6"');
   expect(errors).toEqual([]);
 });

@@ -27,6 +27,7 @@ import {
   zoomAt,
 } from "../view";
 import { prepareCanvas } from "./draw";
+import { ChartPalette, themedContext, useThemeVersion } from "./palette";
 import { recordLayers, setFrameVectors } from "./svgRecorder";
 import "../charts.css";
 import { Tooltip } from "./Tooltip";
@@ -69,6 +70,9 @@ export function ChartFrame(props: ChartFrameProps) {
   const measuredWidth = useRef<number | null>(null);
   const [pointer, setPointer] = useState<{ px: number; py: number } | null>(null);
   const [drag, setDrag] = useState<{ start: number; current: number } | null>(null);
+  // The theme's colours for the canvas, read once per theme (frame/palette.ts).
+  const themeVersion = useThemeVersion();
+  const palette = useRef<{ version: number; colors: ChartPalette } | null>(null);
 
   useLayoutEffect(() => {
     const element = containerRef.current;
@@ -102,8 +106,13 @@ export function ChartFrame(props: ChartFrameProps) {
     const canvas = canvasRef.current;
     if (!canvas || measuredWidth.current !== outerWidth) return;
     const started = performance.now();
-    const ctx = prepareCanvas(canvas, area.width, area.height);
-    if (!ctx) return;
+    const canvasCtx = prepareCanvas(canvas, area.width, area.height);
+    if (!canvasCtx) return;
+    if (palette.current?.version !== themeVersion) {
+      palette.current = { version: themeVersion, colors: ChartPalette.of(canvas) };
+    }
+    const colors = palette.current.colors;
+    const ctx = themedContext(canvasCtx, colors);
     ctx.save();
     ctx.beginPath();
     ctx.rect(0, 0, area.width, area.height);
@@ -121,7 +130,7 @@ export function ChartFrame(props: ChartFrameProps) {
     if (element) {
       // The same layers, at the same scales, as vectors for the SVG export.
       const layers = props.layers;
-      setFrameVectors(element, (parent) => recordLayers(parent, layers, area));
+      setFrameVectors(element, (parent) => recordLayers(parent, layers, area, colors));
       const draws = Number(element.dataset.draws ?? 0) + 1;
       element.dataset.draws = String(draws);
       element.dataset.drawMs = elapsed.toFixed(2);
@@ -129,7 +138,7 @@ export function ChartFrame(props: ChartFrameProps) {
       performance.mark(DRAW_MARK, { detail: elapsed });
     }
     props.onDraw?.(elapsed);
-  }, [area, outerWidth, props.layers, props.onDraw]);
+  }, [area, outerWidth, props.layers, props.onDraw, themeVersion]);
 
   // d3-zoom: wheel zooms about the pointer, Shift+drag (or middle button) pans. A plain drag is the
   // zoom box (below), so d3-zoom ignores it. One behaviour per mount: re-creating it while a wheel

@@ -5,10 +5,10 @@ import type { EvidenceRange } from "../flow/types";
 import type { PlotArea } from "./types";
 
 const SEVERITY_COLORS: Readonly<Record<string, string>> = {
-  high: "#e03131",
-  medium: "#f08c00",
-  low: "#1971c2",
-  info: "#868e96",
+  high: "var(--error)",
+  medium: "var(--warn)",
+  low: "var(--info)",
+  info: "var(--fg-subtle)",
 };
 
 /** Ranges narrower than this get no edge lines (twenty thin ranges would be a barcode). */
@@ -18,7 +18,7 @@ const LABEL_CHAR_PX = 7.4;
 const LABEL_GAP_PX = 14;
 
 export function evidenceColor(severity: string): string {
-  return SEVERITY_COLORS[severity] ?? "#868e96";
+  return SEVERITY_COLORS[severity] ?? "var(--fg-subtle)";
 }
 
 export function EvidenceShading(props: {

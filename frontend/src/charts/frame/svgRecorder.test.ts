@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { seriesFromColumns } from "../series/columns";
 import { sackLayer, segmentsLayer } from "../tcptrace/layers";
 import { sackBlocks } from "../tcptrace/sack";
+import { ChartPalette } from "./palette";
 import { recordLayers, SvgRecorder } from "./svgRecorder";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
@@ -88,17 +89,26 @@ describe("the SVG recorder", () => {
         ),
       ],
       area,
+      // The dark theme's colours: the export paints what the theme says, not fixed colours.
+      new ChartPalette(
+        (name) =>
+          ({
+            "--chart-data": "#6aa5ff",
+            "--chart-retransmission": "#ff6b6b",
+            "--chart-sack": "#c084fc",
+          })[name] ?? "",
+      ),
     );
     const paths = Array.from(g.querySelectorAll("path"));
     expect(g.querySelector("image")).toBeNull();
     const stroke = (color: string) => paths.filter((p) => p.getAttribute("stroke") === color);
-    // Original segment blue, the re-sent one red, each from seq to seq + len, then its end ticks.
-    expect(stroke("#1c64d6").map((p) => p.getAttribute("d"))).toEqual([
+    // Original segment blue, the re-sent one red (the palette's), each from seq to seq + len, then its end ticks.
+    expect(stroke("#6aa5ff").map((p) => p.getAttribute("d"))).toEqual([
       "M10.5 100L10.5 90M7.5 90L14.5 90M7.5 100L14.5 100",
     ]);
-    expect(stroke("#d62728")[0]?.getAttribute("d")).toMatch(/^M20\.5 90L20\.5 80M/);
+    expect(stroke("#ff6b6b")[0]?.getAttribute("d")).toMatch(/^M20\.5 90L20\.5 80M/);
     // Two SACK bars at the ACK's time, each with its end ticks.
-    const sack = stroke("#9c36b5")[0]?.getAttribute("d") ?? "";
+    const sack = stroke("#c084fc")[0]?.getAttribute("d") ?? "";
     expect(sack.match(/M50\.5 /g)?.length).toBe(2);
     expect(sack).toContain("M50.5 70L50.5 60");
     expect(sack).toContain("M50.5 40L50.5 30");

@@ -3,6 +3,7 @@
 // painting pixels. The layers draw their level-of-detail columns (a few vertices per pixel), so
 // the file stays bounded whatever the number of packets.
 
+import { type ChartPalette, themedContext } from "./palette";
 import type { CanvasLayer, DrawContext, PlotArea } from "./types";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
@@ -168,14 +169,15 @@ export function drawFrameVectors(frame: Element, parent: Element): boolean {
   return draw !== undefined;
 }
 
-/** The layers, in order, into `parent` as SVG elements. */
+/** The layers, in order, into `parent` as SVG elements, in the palette's colours (the theme's). */
 export function recordLayers(
   parent: Element,
   layers: readonly CanvasLayer[],
   area: PlotArea,
+  palette: ChartPalette,
 ): void {
   for (const layer of layers) {
     const recorder = new SvgRecorder(parent);
-    layer.draw(recorder, area);
+    layer.draw(themedContext(recorder, palette), area);
   }
 }

@@ -9,7 +9,11 @@ import { visibleRange } from "../lod/visibleRange";
 import type { DirectionSeries } from "../series/columns";
 import type { Bdp } from "./bdp";
 
-export const INFLIGHT_COLORS = { inflight: "#1c64d6", window: "#d49a00", bdp: "#e03131" } as const;
+export const INFLIGHT_COLORS = {
+  inflight: "var(--chart-data)",
+  window: "var(--chart-window)",
+  bdp: "var(--chart-bdp)",
+} as const;
 
 export function inflightLayer(data: DirectionSeries): CanvasLayer {
   return {

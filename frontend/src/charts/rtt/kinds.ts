@@ -8,23 +8,23 @@ export const RTT_KIND_STYLES: Readonly<
 > = {
   data_ack: {
     label: "Data → ACK (Karn)",
-    color: "#1c7ed6",
+    color: "var(--chart-rtt-data-ack)",
     meaning:
       "blue dot: time from a data segment to the first ACK covering it; retransmitted segments are never timed (Karn's rule)",
   },
   timestamp: {
     label: "Timestamp echo",
-    color: "#f08c00",
+    color: "var(--chart-rtt-timestamp)",
     meaning: "orange dot: time from a TSval to the first packet echoing it (RFC 7323 timestamps)",
   },
   handshake_syn: {
     label: "SYN → SYN/ACK",
-    color: "#2f9e44",
+    color: "var(--chart-rtt-handshake)",
     meaning: "green square: handshake round trip between the capture point and the server",
   },
   handshake_synack: {
     label: "SYN/ACK → ACK",
-    color: "#2f9e44",
+    color: "var(--chart-rtt-handshake)",
     meaning: "green square: handshake round trip between the capture point and the client",
   },
 };

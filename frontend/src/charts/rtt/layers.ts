@@ -44,7 +44,10 @@ export function rttLayer(acks: DirectionSeries): CanvasLayer {
   };
 }
 
-export const RTT_SUMMARY_COLORS = { median: "#1c7ed6", p95: "#9c36b5" } as const;
+export const RTT_SUMMARY_COLORS = {
+  median: "var(--chart-rtt-data-ack)",
+  p95: "var(--chart-rtt-p95)",
+} as const;
 
 /** A reference RTT (handshake, median, 95th percentile) as a dashed line across the plot. */
 export function referenceLayer(

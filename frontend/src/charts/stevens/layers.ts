@@ -6,7 +6,10 @@ import { m4Columns } from "../lod/m4";
 import { visibleRange } from "../lod/visibleRange";
 import type { DirectionSeries } from "../series/columns";
 
-export const STEVENS_COLORS = { data: "#1c64d6", retransmission: "#d62728" } as const;
+export const STEVENS_COLORS = {
+  data: "var(--chart-data)",
+  retransmission: "var(--chart-retransmission)",
+} as const;
 
 export function stevensLayer(data: DirectionSeries): CanvasLayer {
   const isData = (i: number) => (data.payloadLen[i] as number) > 0;

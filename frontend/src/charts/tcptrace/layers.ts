@@ -13,11 +13,11 @@ import { TCP_ACK } from "../series/events";
 import { SACK_TICK_PX, type SackBlock, sackBars } from "./sack";
 
 export const TCPTRACE_COLORS = {
-  data: "#1c64d6",
-  retransmission: "#d62728",
-  ack: "#1f9d3a",
-  window: "#d49a00",
-  sack: "#9c36b5",
+  data: "var(--chart-data)",
+  retransmission: "var(--chart-retransmission)",
+  ack: "var(--chart-ack)",
+  window: "var(--chart-window)",
+  sack: "var(--chart-sack)",
 } as const;
 
 function inView(series: DirectionSeries, area: PlotArea) {

@@ -43,46 +43,58 @@ export interface MarkStyle {
 export const MARK_STYLES: Readonly<Record<MarkKind, MarkStyle>> = {
   retransmission: {
     label: "Retransmission",
-    color: "#d62728",
+    color: "var(--chart-retransmission)",
     meaning: "red bar: the sender sent these bytes again (a segment was lost or thought lost)",
   },
   window_full: {
     label: "Window full",
-    color: "#e8590c",
+    color: "var(--chart-window-full)",
     meaning:
       "orange diamond: this segment filled the receiver's advertised window — the sender had to stop and wait",
   },
   zero_window: {
     label: "Zero window",
-    color: "#c2255c",
+    color: "var(--chart-zero-window)",
     meaning:
       "crimson triangle: the receiver advertised a zero window — its buffer is full, sending stops",
   },
   zero_window_probe: {
     label: "Zero-window probe",
-    color: "#862e9c",
+    color: "var(--chart-zero-window-probe)",
     meaning: "violet circle: the sender probes whether the receiver's window has opened again",
   },
   duplicate_ack: {
     label: "Duplicate ACK",
-    color: "#7048e8",
+    color: "var(--chart-duplicate-ack)",
     meaning:
       "violet tick: the receiver repeated its ACK — data after a gap arrived (loss or reordering)",
   },
   out_of_order: {
     label: "Out of order",
-    color: "#f783ac",
+    color: "var(--chart-out-of-order)",
     meaning: "pink bar: this segment arrived with a lower sequence number than one seen before",
   },
   lost_segment: {
     label: "Previous segment not captured",
-    color: "#868e96",
+    color: "var(--chart-lost-segment)",
     meaning:
       "grey mark: a sequence gap before this segment — the capture missed it or it was lost upstream",
   },
-  syn: { label: "SYN", color: "#e67700", meaning: "SYN: the sender opens the connection" },
-  fin: { label: "FIN", color: "#e67700", meaning: "FIN: the sender has no more data to send" },
-  rst: { label: "RST", color: "#c92a2a", meaning: "RST: the connection was reset (aborted)" },
+  syn: {
+    label: "SYN",
+    color: "var(--chart-syn-fin)",
+    meaning: "SYN: the sender opens the connection",
+  },
+  fin: {
+    label: "FIN",
+    color: "var(--chart-syn-fin)",
+    meaning: "FIN: the sender has no more data to send",
+  },
+  rst: {
+    label: "RST",
+    color: "var(--chart-rst)",
+    meaning: "RST: the connection was reset (aborted)",
+  },
 };
 
 const DATA_EVENT_KINDS = [

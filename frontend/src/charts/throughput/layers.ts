@@ -4,7 +4,10 @@
 import type { CanvasLayer } from "../frame/types";
 import type { Bins } from "./bins";
 
-export const THROUGHPUT_COLORS = { throughput: "#1c64d6", goodput: "#1f9d3a" } as const;
+export const THROUGHPUT_COLORS = {
+  throughput: "var(--chart-data)",
+  goodput: "var(--chart-goodput)",
+} as const;
 
 export function rateLayer(id: string, bins: Bins, color: string, fill: boolean): CanvasLayer {
   return {
