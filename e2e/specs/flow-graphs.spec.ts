@@ -84,7 +84,7 @@ test("rwnd_small_upload: window-full marks as Wireshark counts them; a click ope
     "window full ×420",
   );
 
-  // Zoom to 0.4 s: every segment is a bar hitting the amber window line, each with its mark.
+  // Zoom to 0.4 s: every segment is a bar hitting the window line, each with its mark.
   await page.goto(
     `/captures/${id}/flows/1?graph=tcptrace&direction=client_to_server&from=5&to=5.4`,
   );

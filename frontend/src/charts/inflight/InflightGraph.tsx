@@ -94,7 +94,7 @@ export function InflightGraph(props: FlowGraphProps) {
             title: `${formatBytesExact(data.bytesInFlight[i] as number)} in flight`,
             lines: [
               "blue: bytes sent and not yet acknowledged after this segment (SACKed bytes excluded)",
-              "pinned at the amber window line = the receiver's window limits the transfer",
+              "pinned at the yellow window line = the receiver's window limits the transfer",
               `t = ${(data.time[i] as number).toFixed(6)} s · frame ${data.frame[i]}`,
             ],
             frame: data.frame[i] as number,

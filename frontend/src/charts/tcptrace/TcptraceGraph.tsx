@@ -99,7 +99,7 @@ export function TcptraceGraph(props: FlowGraphProps) {
       label: "Receive window (ack + rwnd)",
       color: TCPTRACE_COLORS.window,
       shape: "line",
-      meaning: "amber step: the highest byte the receiver allows the sender to send",
+      meaning: "yellow step: the highest byte the receiver allows the sender to send",
     },
     {
       key: "sack",

@@ -140,7 +140,7 @@ export function tcptraceHover(
       color: TCPTRACE_COLORS.window,
       title: "Receive window",
       lines: [
-        "amber step: ack + advertised window — the sender may not send above this line",
+        "yellow step: ack + advertised window — the sender may not send above this line",
         `edge ${edgeValue.toLocaleString("en-US")} = ack ${ack.toLocaleString("en-US")} + ${formatBytesExact(window)}`,
         timeLine(acks.time[i] as number, acks.frame[i] as number),
       ],

@@ -1,7 +1,8 @@
 // The canvas layers of the tcptrace time-sequence graph, back to front: receive-window edge,
 // ACK line, SACK blocks, data segments, retransmitted segments. Colours and shapes follow tcptrace
-// (green ACK step, yellow window step — amber here for a white background —, purple SACKs, red
-// retransmissions) with Wireshark's blue for the data bars.
+// (green ACK step, yellow window step — olive in the light theme to stay readable on white —,
+// purple SACKs, red retransmissions) with Wireshark's blue for the data bars; the colours are the
+// theme's (--chart-* in styles/theme.css, resolved by frame/palette.ts).
 
 import { strokeBars, strokeSteps } from "../frame/draw";
 import type { CanvasLayer, PlotArea } from "../frame/types";

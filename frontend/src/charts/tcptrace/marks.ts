@@ -38,8 +38,8 @@ export interface MarkStyle {
   readonly meaning: string;
 }
 
-// Colours: tcptrace's on a white background (its yellow window line is darkened to amber to stay
-// readable; its white data bars are Wireshark's blue).
+// Colours: tcptrace's, as the theme's --chart-* (styles/theme.css) so each stays ≥ 3:1 against the
+// graph's background in the light and the dark theme (its white data bars are Wireshark's blue).
 export const MARK_STYLES: Readonly<Record<MarkKind, MarkStyle>> = {
   retransmission: {
     label: "Retransmission",
