@@ -2,7 +2,7 @@
 // data directory (so a fresh embedded PostgreSQL) in a temporary directory, and the built SPA.
 // The returned function stops it and removes the directory; Playwright calls it also after failures.
 
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -10,6 +10,10 @@ import path from "node:path";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const STARTUP_TIMEOUT_MS = 90_000;
+// numba compiles the analysis kernels on their first use after a change to the core (one to several
+// minutes on 2 busy cores); the specs' upload timeouts are for analysing, not for compiling.
+const KERNEL_WARMUP_TIMEOUT_MS = 20 * 60_000;
+const WARMUP_CAPTURE = path.join(ROOT, "..", "shared", "captures", "lab", "lossy_download.pcap");
 
 export default async function globalSetup(): Promise<() => Promise<void>> {
   const spaDir = path.join(ROOT, "frontend", "dist");
@@ -18,6 +22,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   }
   const venvCommand = path.join(ROOT, ".venv", "bin", "tcplens");
   const command = existsSync(venvCommand) ? venvCommand : "tcplens";
+  compileAnalysisKernels(command);
   // Directly under the temp dir (world-traversable): as root the embedded server runs as its own user.
   const dataDir = mkdtempSync(path.join(tmpdir(), "tcplens-e2e-"));
   const port = await freeLoopbackPort();
@@ -50,6 +55,21 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   }
   process.env.TCPLENS_E2E_BASE_URL = baseURL;
   return stop;
+}
+
+/** One `tcplens analyze` of a lab capture (with loss, SACK and every stage) so that the server's
+ * analyses load numba's cached kernels instead of compiling them inside a spec's time limit. */
+function compileAnalysisKernels(command: string): void {
+  if (!existsSync(WARMUP_CAPTURE)) return; // the specs that need lab captures say so themselves
+  const run = spawnSync(command, ["analyze", WARMUP_CAPTURE, "--json"], {
+    cwd: ROOT,
+    stdio: ["ignore", "ignore", "pipe"],
+    timeout: KERNEL_WARMUP_TIMEOUT_MS,
+  });
+  if (run.status !== 0) {
+    const why = run.error ? String(run.error) : `exit ${run.status}: ${run.stderr?.toString()}`;
+    throw new Error(`tcplens analyze ${WARMUP_CAPTURE} failed before the browser tests: ${why}`);
+  }
 }
 
 function freeLoopbackPort(): Promise<number> {
