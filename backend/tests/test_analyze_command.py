@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -89,3 +92,54 @@ def test_flow_without_handshake_shows_the_window_scale_as_unknown(
     (flow,) = report["flows"]  # type: ignore[misc]
     assert flow["window_scale"] == {"client": None, "server": None}
     assert flow["handshake_rtt_ms"] is None
+
+
+def _analyze_program(*argv: str, stdout: int | IO[bytes]) -> subprocess.CompletedProcess[bytes]:
+    """``tcplens analyze`` as its own process: the one-shot path (quick exit) only runs there."""
+    return subprocess.run(
+        [sys.executable, "-m", "tcplens.cli", "analyze", *argv],
+        stdout=stdout, stderr=subprocess.PIPE, timeout=600, check=False,
+    )  # fmt: skip
+
+
+def test_the_program_writes_the_whole_report_to_a_file_and_to_a_pipe(tmp_path: Path) -> None:
+    # The one-shot process leaves with os._exit after the report: nothing may be lost in a
+    # buffer, whether stdout is a file (block-buffered) or a pipe.
+    require(LAB)
+    capture = str(LAB / "lossy_download.pcap")
+    out_file = tmp_path / "report.json"
+    with out_file.open("wb") as sink:
+        to_file = _analyze_program(capture, "--json", "--events", stdout=sink)
+    to_pipe = _analyze_program(capture, "--json", "--events", stdout=subprocess.PIPE)
+    assert to_file.returncode == 0 and to_pipe.returncode == 0
+    assert to_file.stderr == b"" and to_pipe.stderr == b""
+    assert to_pipe.stdout == out_file.read_bytes()
+    assert to_pipe.stdout.endswith(b"}\n") and to_pipe.stdout.count(b"\n") == 1
+    report = json.loads(to_pipe.stdout)
+    assert report["capture"]["packets"] == 6567 and len(report["events"]) > 60
+
+
+def test_the_program_keeps_its_exit_codes_and_one_line_errors(tmp_path: Path) -> None:
+    bogus = tmp_path / "notes.txt"
+    bogus.write_text("hello, this is not a capture\n")
+    unreadable = _analyze_program(str(bogus), "--json", stdout=subprocess.PIPE)
+    assert unreadable.returncode == 3 and unreadable.stdout == b""
+    assert unreadable.stderr.count(b"\n") == 1 and b"Traceback" not in unreadable.stderr
+    assert unreadable.stderr.startswith(f"tcplens: {bogus}: ".encode())
+    usage = _analyze_program(str(bogus), stdout=subprocess.PIPE)  # no --json
+    assert usage.returncode == 2 and b"--json" in usage.stderr
+
+
+def test_the_program_exits_0_when_the_reader_leaves_early() -> None:
+    # `tcplens analyze ... | head -c 100`: the pipe closes before the report is written
+    require(LAB)
+    program = subprocess.Popen(
+        [sys.executable, "-m", "tcplens.cli", "analyze", str(LAB / "lossy_download.pcap"),
+         "--json", "--events"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert program.stdout is not None and program.stderr is not None
+    assert program.stdout.read(100).startswith(b'{"tcplens_version":')
+    program.stdout.close()
+    assert program.wait(timeout=600) == 0
+    assert program.stderr.read() == b""

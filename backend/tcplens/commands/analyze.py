@@ -23,7 +23,7 @@ def register(subcommands: Any) -> None:
     parser.add_argument("capture", help="pcap or pcapng file, optionally gzip- or zstd-compressed")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
     parser.add_argument("--events", action="store_true", help="include per-frame TCP events")
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=run, one_shot=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,11 +32,12 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from tcplens.capture import read_capture
     from tcplens.capture.errors import CaptureError
+    from tcplens.commands.cached_kernels import load_cached_kernels_quickly
     from tcplens.heap import reuse_freed_memory
     from tcplens.report import report_for_capture
 
     reuse_freed_memory()
-    _load_cached_kernels_without_refresh()
+    load_cached_kernels_quickly()
     try:
         capture = read_capture(args.capture)
     except CaptureError as error:
@@ -57,30 +58,3 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # `tcplens analyze ... | head`: the reader left, nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return EXIT_OK
-
-
-def _load_cached_kernels_without_refresh() -> None:
-    """Load numba's cached kernels without first refreshing its whole compiler registry.
-
-    Before loading a cached kernel numba calls ``target_context.refresh()``, which imports and
-    registers every implementation it could ever compile (linalg, random, typed containers,
-    jitclass, ~80 modules: 0.1 s of CPU, more than loading the kernels themselves). Loading
-    machine code from the cache needs only the runtime (NRT) the kernels call into; a kernel
-    that is not in the cache is compiled, and the compiler refreshes the registry itself
-    (``CompilerBase.__init__``), so nothing is lost. Only this short-lived command does it; any
-    numba without the expected hook is left as it is.
-    """
-    try:
-        from numba.core import caching
-        from numba.core.runtime.nrt import rtsys
-    except ImportError:
-        return
-    load = getattr(caching.Cache, "_load_overload", None)
-    if load is None or not hasattr(caching.Cache, "load_overload"):
-        return
-
-    def load_overload(self: Any, sig: Any, target_context: Any) -> Any:
-        rtsys.initialize(target_context)
-        return load(self, sig, target_context)
-
-    caching.Cache.load_overload = load_overload  # type: ignore[method-assign]

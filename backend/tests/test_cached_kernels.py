@@ -1,0 +1,90 @@
+"""``tcplens.commands.cached_kernels``: kernels loaded from numba's cache without their bitcode
+run, and code compiled later in the same process still links them (the bitcode is parsed then).
+
+Each case runs in a fresh interpreter: the hooks are process-wide, and numba's cache is only read
+by a process that did not compile the kernel itself.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+KERNELS = """
+import numba
+import numpy as np
+
+@numba.njit(cache=True)
+def weighted_sum(values, weight):
+    total = 0
+    for v in values:
+        total += v * weight
+    return total
+"""
+
+COMPILE_AND_COMPARE_SYMBOLS = """
+import llvmlite.binding as ll
+import numpy as np
+from kernels import weighted_sum
+from tcplens.commands.cached_kernels import elf_defined_symbols
+
+assert weighted_sum(np.arange(5), 3) == 30
+(library,) = [o.library for o in weighted_sum.overloads.values()]
+name, kind, (object_code, bitcode) = library.serialize_using_object_code()
+module = ll.parse_bitcode(bitcode)
+from_bitcode = {
+    g.name for group in (module.functions, module.global_variables) for g in group
+    if not g.is_declaration
+}
+from_elf = elf_defined_symbols(object_code)
+assert from_elf == from_bitcode, (from_elf ^ from_bitcode)
+assert any(n.startswith("_ZN") and "weighted_sum" in n for n in from_elf)
+print("compiled")
+"""
+
+LOAD_LAZILY_THEN_LINK = """
+from tcplens.commands.cached_kernels import load_cached_kernels_quickly
+load_cached_kernels_quickly()
+load_cached_kernels_quickly()  # idempotent
+import numba
+import numpy as np
+from kernels import weighted_sum
+
+assert weighted_sum(np.arange(5), 3) == 30
+(library,) = [o.library for o in weighted_sum.overloads.values()]
+assert "_linking_bitcode" in vars(library), "loaded from the cache, bitcode not parsed yet"
+
+@numba.njit
+def twice(values, weight):  # compiled now: links the cached kernel's library into new code
+    return weighted_sum(values, weight) * 2
+
+assert twice(np.arange(4), 2) == 24
+assert len(weighted_sum.overloads) == 1  # the cached one, not compiled again
+assert "_linking_bitcode" not in vars(library) and library._shared_module is not None
+print("loaded")
+"""
+
+
+def _run(folder: Path, script: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        cwd=folder, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_elf_symbols_match_the_bitcode_and_cached_kernels_load_lazily(tmp_path: Path) -> None:
+    (tmp_path / "kernels.py").write_text(KERNELS)
+    assert _run(tmp_path, COMPILE_AND_COMPARE_SYMBOLS).strip() == "compiled"
+    assert list((tmp_path / "__pycache__").glob("kernels.weighted_sum-*.nbc"))
+    assert _run(tmp_path, LOAD_LAZILY_THEN_LINK).strip() == "loaded"
+
+
+def test_not_an_elf_object_leaves_numba_to_scan_the_bitcode() -> None:
+    from tcplens.commands.cached_kernels import elf_defined_symbols
+
+    assert elf_defined_symbols(b"\xcf\xfa\xed\xfe" + bytes(60)) is None  # Mach-O
+    assert elf_defined_symbols(b"") is None
