@@ -98,7 +98,10 @@ check-vitest:
 check-e2e: $(SPA_INDEX)
 	$(NPM) run test -w e2e
 
+# Byte-compiled first: an installed tcplens has its .pyc (pip writes them), but this editable checkout
+# gets none where PYTHONDONTWRITEBYTECODE is set, and each `tcplens analyze` would compile ~60 modules.
 bench: venv
+	$(BIN)/python -m compileall -q backend/tcplens
 	$(BIN)/python bench/run.py $(BENCH)
 
 # Real Linux TCP captures of every situation, with the kernel's TCP_INFO as ground truth (needs root).

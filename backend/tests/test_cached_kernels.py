@@ -18,19 +18,26 @@ import numpy as np
 
 @numba.njit(cache=True)
 def weighted_sum(values, weight):
-    total = 0
-    for v in values:
-        total += v * weight
-    return total
+    scaled = np.empty(values.size, np.int64)
+    for i in range(values.size):
+        scaled[i] = values[i] * weight
+    return scaled.sum()
+
+@numba.njit(cache=True)
+def zeros(n):
+    out = np.empty(n, np.int64)
+    out[:] = 0
+    return out
 """
 
 COMPILE_AND_COMPARE_SYMBOLS = """
 import llvmlite.binding as ll
 import numpy as np
-from kernels import weighted_sum
+from kernels import weighted_sum, zeros
 from tcplens.commands.cached_kernels import elf_defined_symbols
 
 assert weighted_sum(np.arange(5), 3) == 30
+assert zeros(3).tolist() == [0, 0, 0]
 (library,) = [o.library for o in weighted_sum.overloads.values()]
 name, kind, (object_code, bitcode) = library.serialize_using_object_code()
 module = ll.parse_bitcode(bitcode)
@@ -45,20 +52,32 @@ print("compiled")
 """
 
 LOAD_LAZILY_THEN_LINK = """
+import sys
 from tcplens.commands.cached_kernels import load_cached_kernels_quickly
 load_cached_kernels_quickly()
 load_cached_kernels_quickly()  # idempotent
 import numba
 import numpy as np
-from kernels import weighted_sum
+from kernels import weighted_sum, zeros
 
 assert weighted_sum(np.arange(5), 3) == 30
+assert zeros(3).tolist() == [0, 0, 0]
+try:  # raised by numba's np.empty, whose environment holds no imported module
+    zeros(-1)
+except ValueError as error:
+    assert "negative dimensions" in str(error)
+else:
+    raise AssertionError("np.empty(-1) did not raise")
 (library,) = [o.library for o in weighted_sum.overloads.values()]
 assert "_linking_bitcode" in vars(library), "loaded from the cache, bitcode not parsed yet"
+# np.empty's implementation lives there; its environment was rebuilt without importing it
+assert "numba.np.arrayobj" not in sys.modules
 
 @numba.njit
 def twice(values, weight):  # compiled now: links the cached kernel's library into new code
-    return weighted_sum(values, weight) * 2
+    doubled = np.empty(1, np.int64)
+    doubled[0] = weighted_sum(values, weight) * 2
+    return doubled[0]
 
 assert twice(np.arange(4), 2) == 24
 assert len(weighted_sum.overloads) == 1  # the cached one, not compiled again
