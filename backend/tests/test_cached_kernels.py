@@ -72,6 +72,8 @@ else:
 assert "_linking_bitcode" in vars(library), "loaded from the cache, bitcode not parsed yet"
 # np.empty's implementation lives there; its environment was rebuilt without importing it
 assert "numba.np.arrayobj" not in sys.modules
+from numba.core.runtime.nrt import rtsys
+assert rtsys._library._library is None, "numba's runtime module compiled before anything links it"
 
 @numba.njit
 def twice(values, weight):  # compiled now: links the cached kernel's library into new code
@@ -82,6 +84,7 @@ def twice(values, weight):  # compiled now: links the cached kernel's library in
 assert twice(np.arange(4), 2) == 24
 assert len(weighted_sum.overloads) == 1  # the cached one, not compiled again
 assert "_linking_bitcode" not in vars(library) and library._shared_module is not None
+assert rtsys._library._library is not None
 print("loaded")
 """
 

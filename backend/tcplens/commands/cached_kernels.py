@@ -29,6 +29,7 @@ _SYMBOL = struct.Struct("<IBBHQQ")  # Elf64_Sym
 def load_cached_kernels_quickly() -> None:
     """Install the hooks (idempotent, process-wide)."""
     _skip_registry_refresh()
+    _compile_runtime_when_linked()
     _link_lazily()
     _environments_without_imports()
     _skip_extension_entry_points()
@@ -61,6 +62,49 @@ def _skip_registry_refresh() -> None:
 
     load_overload.skips_registry_refresh = True  # type: ignore[attr-defined]
     caching.Cache.load_overload = load_overload  # type: ignore[method-assign]
+
+
+def _compile_runtime_when_linked() -> None:
+    """Compile numba's own runtime module when new code links it, not when the first kernel loads.
+
+    ``rtsys.initialize`` registers the C runtime's symbols (what cached kernels call) and then
+    compiles a small LLVM module of reference counting and atomics (``compile_nrt_functions``,
+    numba/core/runtime/nrtdynmod.py; with numba's one-off LLVM self-check: 19 ms of CPU in
+    every process). A cached kernel carries its own copy of those functions (linked in when it
+    was compiled); only compiling new code links the module (``CPUContext.post_lowering``). So
+    the module is compiled on the first use of the library object ``initialize`` keeps.
+    """
+    try:
+        from numba.core.runtime import nrtdynmod
+    except ImportError:
+        return
+    compile_nrt = getattr(nrtdynmod, "compile_nrt_functions", None)
+    if compile_nrt is None or getattr(compile_nrt, "when_linked", False):
+        return
+
+    def compile_when_linked(ctx: Any) -> _CompiledOnFirstUse:
+        return _CompiledOnFirstUse(compile_nrt, ctx)
+
+    compile_when_linked.when_linked = True  # type: ignore[attr-defined]
+    nrtdynmod.compile_nrt_functions = compile_when_linked
+
+
+class _CompiledOnFirstUse:
+    """Stands for numba's runtime library (a ``CodeLibrary``) until an attribute is asked for.
+
+    numba uses the library only through its attributes (linking it into new code, looking up
+    ``nrt_unresolved_abort``), always under its compiler lock, as ``compile_nrt_functions`` needs.
+    """
+
+    def __init__(self, compile_nrt: Any, ctx: Any) -> None:
+        self._compile_nrt = compile_nrt
+        self._ctx = ctx
+        self._library: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._library is None:
+            self._library = self._compile_nrt(self._ctx)
+        return getattr(self._library, name)
 
 
 def _link_lazily() -> None:
