@@ -63,7 +63,7 @@ def _start_one_shot() -> None:
       BLAS. Read by OpenBLAS when it loads, so set before numpy is imported; the user's own
       setting wins.
     - No cyclic garbage collection: importing numpy and numba and loading the kernels allocate
-      ~10^6 objects that live until the end, and the collector traversed them again and again
+      ~10^5 objects that live until the end, and the collector traversed them again and again
       (gc_collect_main 14% of the CPU samples of a small capture's analysis). What the analysis
       frees, reference counting frees.
     """

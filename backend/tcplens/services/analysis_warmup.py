@@ -5,6 +5,7 @@ the C heap as ``tcplens analyze`` does (tcplens.heap), which every forked analys
 
 from __future__ import annotations
 
+import gc
 import io
 import logging
 import struct
@@ -39,14 +40,21 @@ def _tiny_capture() -> bytes:
 
 def warm() -> None:
     from tcplens.capture import read_capture
+    from tcplens.commands.cached_kernels import load_cached_kernels_quickly
     from tcplens.heap import reuse_freed_memory
     from tcplens.report import analyse_capture
 
     reuse_freed_memory()
+    load_cached_kernels_quickly()  # as tcplens analyze: less to load, kernels compiled as before
     try:
         analyse_capture(read_capture(io.BytesIO(_tiny_capture())))
     except Exception:  # a failed warm-up only costs time; the real analysis reports errors
         logger.warning("analysis warm-up failed", exc_info=True)
+    # What the server has loaded lives as long as it does: out of the cyclic collector's sight
+    # (gc.freeze), so no collection in a forked analysis walks those ~10^5 objects again, nor
+    # copies their pages by writing GC headers. A full collection in a forked analysis took
+    # 0.14 s of CPU before, nothing after.
+    gc.freeze()
 
 
 warm()
