@@ -76,9 +76,11 @@ from tcplens.capture import read_capture
 capture = read_capture(sys.argv[1])
 cold = time.perf_counter() - started
 packets = capture.info.packets
-table_bytes = sum(getattr(capture.packets, name).nbytes for name in capture.packets.__dataclass_fields__)
-sparse = ("sack_perm", "sack_count", "sack_left", "sack_right")  # mapped, touched only where set
-sparse_bytes = sum(getattr(capture.packets, name).nbytes for name in sparse)
+columns = [getattr(capture.packets, name) for name in capture.packets.__dataclass_fields__]
+# a broadcast view (a pcap's interface and link type) holds one value, not one per packet
+table_bytes = sum(c.nbytes if 0 not in c.strides else c.itemsize for c in columns)
+compact = [name for name in capture.packets.__dataclass_fields__ if name.startswith(("handshake_", "sack_block_"))]
+sparse_bytes = sum(getattr(capture.packets, name).nbytes for name in compact)
 del capture
 import resource
 wall, cpu, user, system = [], [], [], []
@@ -169,8 +171,8 @@ def main() -> int:
     dense = (reader["table_bytes"] - reader["sparse_bytes"]) / packets
     print(
         f"table per packet {dense:.0f} bytes written for every packet + "
-        f"{reader['sparse_bytes'] / packets:.0f} bytes of SACK columns, mapped where a packet has "
-        f"SACK blocks (the file: {size / packets:.0f} bytes per packet)"
+        f"{reader['sparse_bytes'] / packets:.1f} bytes of SYN options and SACK blocks, stored for "
+        f"the packets that carry them (the file: {size / packets:.0f} bytes per packet)"
     )
     tcptrace = measure_tcptrace(path)
     if tcptrace is None:

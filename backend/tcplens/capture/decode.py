@@ -93,40 +93,58 @@ def _ipv6_extensions(
 
 @inline_kernel
 def _tcp_options(
-    buf: U8, pos: int, stop: int, row: int,
-    mss: I32, wscale: I8, sack_perm: B, sack_count: U8, sack_left: U32, sack_right: U32,
-    has_ts: B, ts_val: U32, ts_ecr: U32,
-) -> None:  # fmt: skip
-    """Options in ``buf[pos:stop]`` (RFC 9293 §3.1); a malformed one ends this packet's parse."""
+    buf: U8, pos: int, stop: int, i: int, row: int, hw: int, sw: int,
+    sack_count: U8, has_ts: B, ts_val: U32, ts_ecr: U32,
+    hs_row: U32, hs_mss: I32, hs_wscale: I8, hs_sack_perm: B,
+    block_row: U32, block_left: U32, block_right: U32,
+) -> tuple[int, int]:  # fmt: skip
+    """Options in ``buf[pos:stop]`` (RFC 9293 §3.1); a malformed one ends this packet's parse.
+
+    Row ``i`` of the chunk is row ``row`` of the table. SYN options go to the handshake entry at
+    ``hw`` (written if the packet has any), SACK blocks to the block entries from ``sw``; returns
+    the next free ``(hw, sw)``.
+    """
+    mss = -1
+    wscale = -1
+    sack_perm = False
+    count = 0
     while pos < stop:
         kind = byte(buf, pos)
         if kind == TCPOPT_EOL:
-            return
+            break
         if kind == TCPOPT_NOP:
             pos += 1
             continue
         if stop - pos < 2:
-            return
+            break
         length = byte(buf, pos + 1)
         if length < 2 or stop - pos < length:
-            return
+            break
         if kind == TCPOPT_MSS and length == 4:
-            mss[row] = read_u16(buf, pos + 2, True)
+            mss = read_u16(buf, pos + 2, True)
         elif kind == TCPOPT_WSCALE and length == 3:
-            wscale[row] = min(byte(buf, pos + 2), 127)
+            wscale = min(byte(buf, pos + 2), 127)
         elif kind == TCPOPT_SACK_PERM and length == 2:
-            sack_perm[row] = True
+            sack_perm = True
         elif kind == TCPOPT_SACK and (length - 2) % 8 == 0:
-            blocks = min((length - 2) // 8, MAX_SACK_BLOCKS)
-            for j in range(blocks):
-                sack_left[row, j] = read_u32(buf, pos + 2 + 8 * j, True)
-                sack_right[row, j] = read_u32(buf, pos + 6 + 8 * j, True)
-            sack_count[row] = blocks
+            count = min((length - 2) // 8, MAX_SACK_BLOCKS)  # a later SACK option replaces
+            for j in range(count):
+                block_row[sw + j] = row
+                block_left[sw + j] = read_u32(buf, pos + 2 + 8 * j, True)
+                block_right[sw + j] = read_u32(buf, pos + 6 + 8 * j, True)
+            sack_count[i] = count
         elif kind == TCPOPT_TIMESTAMP and length == 10:
-            has_ts[row] = True
-            ts_val[row] = read_u32(buf, pos + 2, True)
-            ts_ecr[row] = read_u32(buf, pos + 6, True)
+            has_ts[i] = True
+            ts_val[i] = read_u32(buf, pos + 2, True)
+            ts_ecr[i] = read_u32(buf, pos + 6, True)
         pos += length
+    if mss >= 0 or wscale >= 0 or sack_perm:
+        hs_row[hw] = row
+        hs_mss[hw] = mss
+        hs_wscale[hw] = wscale
+        hs_sack_perm[hw] = sack_perm
+        hw += 1
+    return hw, sw + count
 
 
 @inline_kernel
@@ -139,43 +157,42 @@ def _words(first: int, second: int) -> np.uint64:
 
 @inline_kernel
 def _decode_row(
-    buf: U8, i: int, data_offset: I64, caplen: U32, origlen: U32, link_type: U16,
+    buf: U8, i: int, data_offset: I64, caplen: U32, origlen: U32, link: int,
     status: U8, ip_version: U8, ip_proto: U8, ip_total_len: U32,
     src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16, tcp_window: U16,
-    tcp_hdr_len: U8, tcp_payload_len: U32,
-    mss: I32, wscale: I8, sack_perm: B, sack_count: U8, sack_left: U32, sack_right: U32,
-    has_ts: B, ts_val: U32, ts_ecr: U32, udp_payload: I64,
-) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64]:  # fmt: skip
-    """Decode row ``i`` (its columns come reset); returns the source and destination address
-    keys (two 64-bit words each, see ``addresses``; 0 when the packet has no IP header)."""
+    tcp_hdr_len: U8, tcp_payload_len: U32, udp_payload: I64,
+) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64, int, int]:  # fmt: skip
+    """Decode row ``i`` (its columns come reset) but its TCP options; returns the source and
+    destination address keys (two 64-bit words each, see ``addresses``; 0 when the packet has no
+    IP header) and where the TCP options are (``start == stop``: none)."""
     h = HOST_BIG_ENDIAN
     s_hi = s_lo = d_hi = d_lo = np.uint64(0)
     start = data_offset[i]
     end = start + caplen[i]
     wire_end = start + max(origlen[i], caplen[i])
-    following, pos = skip_link_header(buf, start, end, link_type[i])
+    following, pos = skip_link_header(buf, start, end, link)
     if following == NEXT_UNSUPPORTED:
         status[i] = UNSUPPORTED_LINK | NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo
+        return s_hi, s_lo, d_hi, d_lo, 0, 0
     if following == NEXT_SHORT:
         status[i] = TRUNCATED | NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo
+        return s_hi, s_lo, d_hi, d_lo, 0, 0
     if following != NEXT_IPV4 and following != NEXT_IPV6:
         status[i] = NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo
+        return s_hi, s_lo, d_hi, d_lo, 0, 0
     flags = 0
     if following == NEXT_IPV4:
         ip_version[i] = 4
         if end - pos < 20:
             status[i] = TRUNCATED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo
+            return s_hi, s_lo, d_hi, d_lo, 0, 0
         header_len = (byte(buf, pos) & 0x0F) * 4
         total = read_u16(buf, pos + 2, True)
         if total == 0:
             total = wire_end - pos  # TSO: Wireshark takes the frame's length when this is 0
         if byte(buf, pos) >> 4 != 4 or header_len < 20 or total < header_len:
             status[i] = MALFORMED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo
+            return s_hi, s_lo, d_hi, d_lo, 0, 0
         s_lo = _words(IPV4_MAPPED_WORD, read_u32(buf, pos + 12, HOST_BIG_ENDIAN))
         d_lo = _words(IPV4_MAPPED_WORD, read_u32(buf, pos + 16, HOST_BIG_ENDIAN))
         protocol = byte(buf, pos + 9)
@@ -184,7 +201,7 @@ def _decode_row(
         fragment = read_u16(buf, pos + 6, True)
         if fragment & 0x1FFF:  # a later fragment: its bytes are not a transport header
             status[i] = FRAGMENT | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo
+            return s_hi, s_lo, d_hi, d_lo, 0, 0
         if fragment & 0x2000:
             flags |= FRAGMENT
         ip_end = pos + min(total, wire_end - pos)
@@ -193,10 +210,10 @@ def _decode_row(
         ip_version[i] = 6
         if end - pos < 40:
             status[i] = TRUNCATED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo
+            return s_hi, s_lo, d_hi, d_lo, 0, 0
         if byte(buf, pos) >> 4 != 6:
             status[i] = MALFORMED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo
+            return s_hi, s_lo, d_hi, d_lo, 0, 0
         s_hi = _words(read_u32(buf, pos + 8, h), read_u32(buf, pos + 12, h))
         s_lo = _words(read_u32(buf, pos + 16, h), read_u32(buf, pos + 20, h))
         d_hi = _words(read_u32(buf, pos + 24, h), read_u32(buf, pos + 28, h))
@@ -207,32 +224,32 @@ def _decode_row(
         protocol, pos, fragment6 = _ipv6_extensions(buf, pos + 40, end, ip_end, byte(buf, pos + 6))
         if protocol < 0:
             status[i] = TRUNCATED | NOT_TCP if pos <= ip_end else MALFORMED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo
+            return s_hi, s_lo, d_hi, d_lo, 0, 0
         ip_proto[i] = protocol
         if fragment6 == 2:
             status[i] = FRAGMENT | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo
+            return s_hi, s_lo, d_hi, d_lo, 0, 0
         if fragment6 == 1:
             flags |= FRAGMENT
     if protocol == IPPROTO_UDP:
         if end - pos < 8:
             status[i] = flags | TRUNCATED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo
+            return s_hi, s_lo, d_hi, d_lo, 0, 0
         src_port[i] = read_u16(buf, pos, True)
         dst_port[i] = read_u16(buf, pos + 2, True)
         if src_port[i] == DNS_PORT or dst_port[i] == DNS_PORT:
             udp_payload[i] = pos + 8
         status[i] = flags | PARSED | NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo
+        return s_hi, s_lo, d_hi, d_lo, 0, 0
     if protocol != IPPROTO_TCP:
         status[i] = flags | PARSED | NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo
+        return s_hi, s_lo, d_hi, d_lo, 0, 0
     if end - pos < 20:
         if end - pos >= 4:
             src_port[i] = read_u16(buf, pos, True)
             dst_port[i] = read_u16(buf, pos + 2, True)
         status[i] = flags | TRUNCATED | NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo
+        return s_hi, s_lo, d_hi, d_lo, 0, 0
     header_len = (byte(buf, pos + 12) >> 4) * 4
     src_port[i] = read_u16(buf, pos, True)
     dst_port[i] = read_u16(buf, pos + 2, True)
@@ -243,17 +260,12 @@ def _decode_row(
     tcp_hdr_len[i] = header_len
     if header_len < 20 or ip_end - pos < header_len:
         status[i] = flags | MALFORMED | NOT_TCP  # Wireshark: "Bogus TCP header length"
-        return s_hi, s_lo, d_hi, d_lo
+        return s_hi, s_lo, d_hi, d_lo, 0, 0
     tcp_payload_len[i] = ip_end - pos - header_len
-    if header_len > 20:
-        _tcp_options(
-            buf, pos + 20, min(pos + header_len, end), i,
-            mss, wscale, sack_perm, sack_count, sack_left, sack_right, has_ts, ts_val, ts_ecr,
-        )  # fmt: skip
     if end < ip_end:
         flags |= TRUNCATED
     status[i] = flags | PARSED
-    return s_hi, s_lo, d_hi, d_lo
+    return s_hi, s_lo, d_hi, d_lo, pos + 20, min(pos + header_len, end)
 
 
 @inline_kernel
@@ -279,31 +291,44 @@ def _address_id(
 @parallel_kernel
 def decode_packets(
     buf: U8, data_offset: I64, record_header: int, big: bool, nanoseconds: bool, if_link: U16,
-    first_frame: int, frame: U32, ts_ns: I64, interface: U16, caplen: U32, origlen: U32,
+    first_row: int, ts_ns: I64, interface: U16, caplen: U32, origlen: U32,
     link_type: U16, status: U8, ip_version: U8, src_id: U32, dst_id: U32, ip_proto: U8,
     ip_total_len: U32, src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16,
-    tcp_window: U16, tcp_hdr_len: U8, tcp_payload_len: U32,
-    mss: I32, wscale: I8, sack_perm: B, sack_count: U8, sack_left: U32, sack_right: U32,
+    tcp_window: U16, tcp_hdr_len: U8, tcp_payload_len: U32, sack_count: U8,
     has_ts: B, ts_val: U32, ts_ecr: U32, udp_payload: I64,
     address_slots: I64, address_keys: U64, miss_count: I64, miss_row: I64, miss_key: U64,
-) -> None:  # fmt: skip
-    """Decode every record into its row (absent options: -1, others 0); SACK columns come zeroed.
+    hs_fill: int, hs_row: U32, hs_mss: I32, hs_wscale: I8, hs_sack_perm: B,
+    block_fill: int, block_row: U32, block_left: U32, block_right: U32,
+) -> tuple[int, int]:  # fmt: skip
+    """Decode every record into its row (absent options: -1, others 0).
 
     With ``record_header`` (pcap: 16), each packet's record header just before its bytes gives
-    its timestamp and lengths (in the file's byte order ``big``); without (pcapng), the walker
-    filled ``ts_ns``, ``caplen``, ``origlen`` and ``interface``. ``if_link`` maps an interface to
-    its link type. ``udp_payload`` gets the buffer offset of UDP port-53 payloads (else 0), for
-    the DNS pass. Addresses found in the ``addresses`` table get their id; the others are noted
-    per part (``miss_*``, see ``addresses.resolve_misses``) and get their id after this call.
+    its timestamp and lengths (in the file's byte order ``big``), and its link type is
+    ``if_link[0]`` (``interface``/``link_type`` are not written); without (pcapng), the walker
+    filled ``ts_ns``, ``caplen``, ``origlen`` and ``interface``, and ``if_link`` maps an
+    interface to the ``link_type`` written. Row ``i`` is row ``first_row + i`` of the table.
+    ``udp_payload`` gets the buffer offset of UDP port-53 payloads (else 0), for the DNS pass.
+    Addresses found in the ``addresses`` table get their id; the others are noted per part
+    (``miss_*``, see ``addresses.resolve_misses``) and get their id after this call.
+
+    SYN options and SACK blocks are appended to the handshake entries after the first
+    ``hs_fill`` and to the block entries after the first ``block_fill``, in row order; returns
+    their new counts. The arrays must have room for one handshake entry and MAX_SACK_BLOCKS
+    blocks per row: each part writes from its first row's share of that room, then the parts'
+    entries are moved down to follow each other (a copy of the few rows that have them).
     """
     n = data_offset.shape[0]
     parts = miss_count.shape[0]
+    hs_count = np.zeros(parts, np.int64)
+    block_count = np.zeros(parts, np.int64)
     for p in numba.prange(parts):  # rows are independent: parts run on all cores
         cache_keys = np.zeros((2, 2), np.uint64)
         cache_ids = np.zeros(2, np.int64)  # both entries: ::, id 0
         misses = 0
-        for i in range(p * n // parts, (p + 1) * n // parts):
-            frame[i] = first_frame + i
+        lo = p * n // parts
+        hw = hs_fill + lo
+        sw = block_fill + MAX_SACK_BLOCKS * lo
+        for i in range(lo, (p + 1) * n // parts):
             if record_header:
                 ts, captured, wire = pcap_record_header(
                     buf, data_offset[i] - record_header, big, nanoseconds
@@ -311,11 +336,12 @@ def decode_packets(
                 ts_ns[i] = ts
                 caplen[i] = captured
                 origlen[i] = wire
-                interface[i] = 0
-            link_type[i] = if_link[interface[i]]
+                link = if_link[0]
+            else:
+                link = if_link[interface[i]]
+                link_type[i] = link
             # every column of the row is written here (the reader allocates them uninitialised:
-            # zeroing them in a separate pass cost more than these stores), except the SACK
-            # ones, which come zeroed and are only written when a packet has them
+            # zeroing them in a separate pass cost more than these stores)
             status[i] = 0
             ip_version[i] = 0
             ip_proto[i] = 0
@@ -328,18 +354,22 @@ def decode_packets(
             tcp_window[i] = 0
             tcp_hdr_len[i] = 0
             tcp_payload_len[i] = 0
-            mss[i] = -1
-            wscale[i] = -1
+            sack_count[i] = 0
             has_ts[i] = False
             ts_val[i] = 0
             ts_ecr[i] = 0
             udp_payload[i] = 0
-            s_hi, s_lo, d_hi, d_lo = _decode_row(
-                buf, i, data_offset, caplen, origlen, link_type, status, ip_version, ip_proto,
+            s_hi, s_lo, d_hi, d_lo, options, stop = _decode_row(
+                buf, i, data_offset, caplen, origlen, link, status, ip_version, ip_proto,
                 ip_total_len, src_port, dst_port, tcp_seq, tcp_ack, tcp_flags, tcp_window,
-                tcp_hdr_len, tcp_payload_len, mss, wscale, sack_perm, sack_count, sack_left,
-                sack_right, has_ts, ts_val, ts_ecr, udp_payload,
+                tcp_hdr_len, tcp_payload_len, udp_payload,
             )  # fmt: skip
+            if options < stop:
+                hw, sw = _tcp_options(
+                    buf, options, stop, i, first_row + i, hw, sw, sack_count, has_ts, ts_val,
+                    ts_ecr, hs_row, hs_mss, hs_wscale, hs_sack_perm,
+                    block_row, block_left, block_right,
+                )  # fmt: skip
             k = _address_id(s_hi, s_lo, address_slots, address_keys, cache_keys, cache_ids)
             if k < 0:
                 miss_row[p, misses] = 2 * i
@@ -357,3 +387,23 @@ def decode_packets(
                 k = 0
             dst_id[i] = k
         miss_count[p] = misses
+        hs_count[p] = hw - (hs_fill + lo)
+        block_count[p] = sw - (block_fill + MAX_SACK_BLOCKS * lo)
+    hs_next = hs_fill
+    block_next = block_fill
+    for q in range(parts):  # the parts' entries, one after the other (moving down: in order)
+        part_start = q * n // parts
+        start = hs_fill + part_start
+        for j in range(hs_count[q]):
+            hs_row[hs_next + j] = hs_row[start + j]
+            hs_mss[hs_next + j] = hs_mss[start + j]
+            hs_wscale[hs_next + j] = hs_wscale[start + j]
+            hs_sack_perm[hs_next + j] = hs_sack_perm[start + j]
+        hs_next += hs_count[q]
+        start = block_fill + MAX_SACK_BLOCKS * part_start
+        for j in range(block_count[q]):
+            block_row[block_next + j] = block_row[start + j]
+            block_left[block_next + j] = block_left[start + j]
+            block_right[block_next + j] = block_right[start + j]
+        block_next += block_count[q]
+    return hs_next, block_next

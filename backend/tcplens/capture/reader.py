@@ -10,7 +10,7 @@ file) is counted window by window and the pieces are joined at the end.
 from __future__ import annotations
 
 import os
-from dataclasses import fields
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -115,8 +115,9 @@ class _Reading:
         self.comments: list[str] = []
         self.dns = DnsCollector()
         self.addresses = AddressBook()
-        self.final: Columns | None = None
-        self.pieces: list[Columns] = []
+        self.final: _Columns | None = None
+        self.pieces: list[_Columns] = []
+        self.pcap = isinstance(walker, PcapWalker)  # one link type: no per-packet link columns
 
     def run(self) -> PacketTable:
         buffer, walker = self.buffer, self.walker
@@ -126,7 +127,7 @@ class _Reading:
             else:
                 total = walker.count(buffer.whole, walker.start, buffer.size)
                 buffer.release_all()
-                self.final = _allocate(total)
+                self.final = _allocate(total, self.pcap)
         pos = walker.start
         while True:
             if isinstance(walker, PcapWalker):
@@ -184,7 +185,7 @@ class _Reading:
             # the decoding maps the pages again, chunk by chunk: resident memory stays the table
             # plus a chunk, not plus the file (refaulting costs ~0.05 s of system time at 5M)
             buffer.release_all()
-        columns = _allocate(n)
+        columns = _allocate(n, self.pcap)
         self.pieces.append(columns)
         self._decode(columns, data_offset, n)
         return n, pos, stop, info
@@ -193,25 +194,26 @@ class _Reading:
         """pcapng: walk the window's blocks into the counted table (or a piece), then decode."""
         buffer = self.buffer
         columns = self._room(pos)
-        room = len(columns["status"])
+        dense = columns.dense
+        room = len(dense["status"])
         data_offset = np.empty(min(room, buffer.fill // walker.min_record + 1), np.int64)
         records = RecordColumns(
-            columns["ts_ns"], columns["caplen"], columns["origlen"], columns["interface"]
+            dense["ts_ns"], dense["caplen"], dense["origlen"], dense["interface"]
         )
         n, pos, stop, info = walker.fill(buffer.buf, pos, buffer.fill, records, data_offset)
         self._decode(columns, data_offset, n)
         return n, pos, stop, info
 
-    def _room(self, pos: int) -> Columns:
+    def _room(self, pos: int) -> _Columns:
         """Columns for the records of the current window: a view on the table, or a new piece."""
         if self.final is not None:
-            return {name: column[self.rows :] for name, column in self.final.items()}
+            return self.final.rows_from(self.rows)
         assert isinstance(self.walker, PcapngWalker)  # pcap windows are indexed, not counted
-        piece = _allocate(self.walker.count(self.buffer.buf, pos, self.buffer.fill))
+        piece = _allocate(self.walker.count(self.buffer.buf, pos, self.buffer.fill), self.pcap)
         self.pieces.append(piece)
         return piece
 
-    def _decode(self, columns: Columns, data_offset: Any, n: int) -> None:
+    def _decode(self, columns: _Columns, data_offset: Any, n: int) -> None:
         """Decode rows ``[0, n)`` of ``columns`` on all cores, a chunk of rows at a time.
 
         Between chunks (from Python, never per packet): DNS messages, progress, and the mapped
@@ -227,20 +229,25 @@ class _Reading:
         room = 2 * (-(-min(n, DECODE_CHUNK) // _PARTS))  # two addresses per row of a part
         miss_row = np.empty((_PARTS, room), np.int64)
         miss_key = anonymous_memory(16 * _PARTS * room).view(np.uint64).reshape(_PARTS, room, 2)
+        handshake, blocks = columns.handshake, columns.sack_blocks
         for first in range(0, n, DECODE_CHUNK):
             last = min(n, first + DECODE_CHUNK)
-            c = {name: column[first:last] for name, column in columns.items()}
+            c = {name: column[first:last] for name, column in columns.dense.items()}
             offsets = data_offset[first:last]
             udp = udp_payload[: last - first]
-            decode_packets(
+            h = handshake.room(last - first)
+            b = blocks.room(MAX_SACK_BLOCKS * (last - first))
+            handshake.fill, blocks.fill = decode_packets(
                 buffer.buf, offsets, walker.record_header, big, nanoseconds, walker.if_link,
-                self.rows + first + 1, c["frame"], c["ts_ns"], c["interface"], c["caplen"],
-                c["origlen"], c["link_type"], c["status"], c["ip_version"], c["src_id"],
-                c["dst_id"], c["ip_proto"], c["ip_total_len"], c["src_port"], c["dst_port"],
-                c["tcp_seq"], c["tcp_ack"], c["tcp_flags"], c["tcp_window"], c["tcp_hdr_len"],
-                c["tcp_payload_len"], c["mss"], c["wscale"], c["sack_perm"], c["sack_count"],
-                c["sack_left"], c["sack_right"], c["has_ts"], c["ts_val"], c["ts_ecr"], udp,
-                book.slots, book.keys, misses, miss_row, miss_key,
+                self.rows + first, c["ts_ns"], c.get("interface", _UNUSED), c["caplen"],
+                c["origlen"], c.get("link_type", _UNUSED), c["status"], c["ip_version"],
+                c["src_id"], c["dst_id"], c["ip_proto"], c["ip_total_len"], c["src_port"],
+                c["dst_port"], c["tcp_seq"], c["tcp_ack"], c["tcp_flags"], c["tcp_window"],
+                c["tcp_hdr_len"], c["tcp_payload_len"], c["sack_count"], c["has_ts"], c["ts_val"],
+                c["ts_ecr"], udp, book.slots, book.keys, misses, miss_row, miss_key,
+                handshake.fill, h["handshake_rows"], h["handshake_mss"], h["handshake_wscale"],
+                h["handshake_sack_perm"], blocks.fill, b["sack_block_row"], b["sack_block_left"],
+                b["sack_block_right"],
             )  # fmt: skip
             missed = int(misses.sum())
             if missed:  # new addresses, in row order (few after the first chunk)
@@ -279,107 +286,158 @@ class _Reading:
 
     def _table(self) -> PacketTable:
         if self.final is not None:
-            columns = {name: column[: self.rows] for name, column in self.final.items()}
-            self.final = None
+            final, self.final = self.final, None
+            columns = {name: column[: self.rows] for name, column in final.dense.items()}
+            columns |= final.handshake.columns() | final.sack_blocks.columns()
         else:
             columns = _join(self.pieces)
+        if self.pcap:  # one interface, one link type: the same value for every packet
+            link = int(self.walker.if_link[0])
+            columns["interface"] = np.broadcast_to(np.uint16(0), (self.rows,))
+            columns["link_type"] = np.broadcast_to(np.uint16(link), (self.rows,))
         return PacketTable(**columns, addresses=self.addresses.table())
 
 
-def _allocate(n: int) -> Columns:
+@dataclass
+class _Compact:
+    """Entries for the few packets that carry an option, appended in row order chunk by chunk.
+
+    Mapped zero-filled and not populated, with room for the most entries a chunk can add: only
+    the pages the entries fill become resident.
+    """
+
+    layout: tuple[tuple[str, type], ...]
+    capacity: int
+    fill: int = 0
+    arrays: Columns = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.arrays = {
+            name: anonymous_memory(self.capacity * np.dtype(dtype).itemsize).view(dtype)
+            for name, dtype in self.layout
+        }
+
+    def room(self, more: int) -> Columns:
+        """The arrays, grown (copied into twice the room) if ``more`` entries might not fit."""
+        if self.fill + more > self.capacity:
+            old = self.arrays
+            self.capacity = max(2 * self.capacity, self.fill + more)
+            self.__post_init__()
+            for name, array in old.items():
+                self.arrays[name][: self.fill] = array[: self.fill]
+        return self.arrays
+
+    def columns(self) -> Columns:
+        return {name: array[: self.fill] for name, array in self.arrays.items()}
+
+
+@dataclass
+class _Columns:
+    """Columns for ``n`` packets: ``dense`` has a row per packet, the others entries (see
+    ``PacketTable``: SYN options and SACK blocks)."""
+
+    dense: Columns
+    handshake: _Compact
+    sack_blocks: _Compact
+
+    def rows_from(self, first: int) -> _Columns:
+        """The dense columns from row ``first`` on (the entries are shared)."""
+        dense = {name: column[first:] for name, column in self.dense.items()}
+        return _Columns(dense, self.handshake, self.sack_blocks)
+
+
+def _allocate(n: int, pcap: bool) -> _Columns:
     """Columns for ``n`` packets, uninitialised: the walker and the decoder write every row.
 
-    All columns are views on one arena of anonymous memory mapped with its pages already in
-    (``MAP_POPULATE``): first touches one 4 KiB page at a time cost about twice the kernel time
-    here, and numpy's own arrays of ≥ 4 MiB ask for transparent huge pages, whose first touches
-    stall in memory compaction on this shared machine (bulk_5M read: 1.2-1.6 s of system time
-    with them, 0.4 s without). The SACK columns are the exception: mostly zero, they are mapped
-    zero-filled and not populated, so the pages no packet writes (most of them: SACK blocks come
-    with loss only) never become resident.
+    All dense columns are views on one arena of anonymous memory mapped with its pages already
+    in (``MAP_POPULATE``): first touches one 4 KiB page at a time cost about twice the kernel
+    time here, and numpy's own arrays of ≥ 4 MiB ask for transparent huge pages, whose first
+    touches stall in memory compaction on this shared machine (bulk_5M read: 1.2-1.6 s of system
+    time with them, 0.4 s without). A pcap has no per-packet interface and link type columns.
+    The entries (SYN options, SACK blocks) get room for one per packet (blocks: more if they
+    come, see ``_Compact.room``), mapped but touched only where written.
     """
-    shapes = [((n, width) if width else (n,), np.dtype(dtype)) for _, dtype, width in _LAYOUT]
-    sizes = [int(np.prod(shape)) * dtype.itemsize for shape, dtype in shapes]
+    layout = [(name, dtype) for name, dtype in _LAYOUT if not (pcap and name in _PER_INTERFACE)]
+    sizes = [n * np.dtype(dtype).itemsize for _, dtype in layout]
     starts = np.concatenate([[0], np.cumsum([-(-size // 64) * 64 for size in sizes])])
     arena = anonymous_memory(int(starts[-1]), populate=True)
-    columns: Columns = {}
-    for (name, _, _), (shape, dtype), start, size in zip(
-        _LAYOUT, shapes, starts.tolist(), sizes, strict=False
-    ):
-        columns[name] = arena[start : start + size].view(dtype).reshape(shape)
-    for name, sparse_dtype, width in _SPARSE:
-        shape = (n, width) if width else (n,)
-        nbytes = int(np.prod(shape)) * np.dtype(sparse_dtype).itemsize
-        columns[name] = anonymous_memory(nbytes).view(sparse_dtype).reshape(shape)
-    return columns
+    dense: Columns = {}
+    for (name, dtype), start, size in zip(layout, starts.tolist(), sizes, strict=False):
+        dense[name] = arena[start : start + size].view(dtype)
+    return _Columns(dense, _Compact(_HANDSHAKE, n), _Compact(_SACK_BLOCKS, n))
 
 
-# name, dtype, second dimension (0: 1-D); every row is written by the walker or the decoder
-_LAYOUT: tuple[tuple[str, type, int], ...] = (
-    ("frame", np.uint32, 0),
-    ("ts_ns", np.int64, 0),
-    ("interface", np.uint16, 0),
-    ("link_type", np.uint16, 0),
-    ("caplen", np.uint32, 0),
-    ("origlen", np.uint32, 0),
-    ("status", np.uint8, 0),
-    ("ip_version", np.uint8, 0),
-    ("src_id", np.uint32, 0),
-    ("dst_id", np.uint32, 0),
-    ("ip_proto", np.uint8, 0),
-    ("ip_total_len", np.uint32, 0),
-    ("src_port", np.uint16, 0),
-    ("dst_port", np.uint16, 0),
-    ("tcp_seq", np.uint32, 0),
-    ("tcp_ack", np.uint32, 0),
-    ("tcp_flags", np.uint16, 0),
-    ("tcp_window", np.uint16, 0),
-    ("tcp_hdr_len", np.uint8, 0),
-    ("tcp_payload_len", np.uint32, 0),
-    ("mss", np.int32, 0),
-    ("wscale", np.int8, 0),
-    ("has_ts", np.bool_, 0),
-    ("ts_val", np.uint32, 0),
-    ("ts_ecr", np.uint32, 0),
+# name, dtype; every row is written by the walker or the decoder
+_LAYOUT: tuple[tuple[str, type], ...] = (
+    ("ts_ns", np.int64),
+    ("interface", np.uint16),
+    ("link_type", np.uint16),
+    ("caplen", np.uint32),
+    ("origlen", np.uint32),
+    ("status", np.uint8),
+    ("ip_version", np.uint8),
+    ("src_id", np.uint32),
+    ("dst_id", np.uint32),
+    ("ip_proto", np.uint8),
+    ("ip_total_len", np.uint32),
+    ("src_port", np.uint16),
+    ("dst_port", np.uint16),
+    ("tcp_seq", np.uint32),
+    ("tcp_ack", np.uint32),
+    ("tcp_flags", np.uint16),
+    ("tcp_window", np.uint16),
+    ("tcp_hdr_len", np.uint8),
+    ("tcp_payload_len", np.uint32),
+    ("sack_count", np.uint8),
+    ("has_ts", np.bool_),
+    ("ts_val", np.uint32),
+    ("ts_ecr", np.uint32),
+)
+_PER_INTERFACE = ("interface", "link_type")  # a pcap's are one value (``_Reading._table``)
+_UNUSED = np.zeros(0, np.uint16)  # what the decoder gets for the columns a pcap has not
+
+_HANDSHAKE: tuple[tuple[str, type], ...] = (
+    ("handshake_rows", np.uint32),
+    ("handshake_mss", np.int32),
+    ("handshake_wscale", np.int8),
+    ("handshake_sack_perm", np.bool_),
+)
+_SACK_BLOCKS: tuple[tuple[str, type], ...] = (
+    ("sack_block_row", np.uint32),
+    ("sack_block_left", np.uint32),
+    ("sack_block_right", np.uint32),
 )
 
 
-_SPARSE: tuple[tuple[str, type, int], ...] = (
-    ("sack_perm", np.bool_, 0),
-    ("sack_count", np.uint8, 0),
-    ("sack_left", np.uint32, MAX_SACK_BLOCKS),
-    ("sack_right", np.uint32, MAX_SACK_BLOCKS),
-)
-
-
-def _join(pieces: list[Columns]) -> Columns:
+def _join(pieces: list[_Columns]) -> Columns:
     """One set of columns from the per-window pieces, freeing each piece's column as it goes.
 
-    Into memory mapped as in ``_allocate``: populated for the dense columns; for the sparse
-    (SACK) ones only the rows that are not zero are copied, so their other pages stay unmapped.
+    Into memory mapped as in ``_allocate`` (populated: every row or entry is copied).
     """
-    if len(pieces) == 1:
-        return pieces.pop()
-    if not pieces:
-        return _allocate(0)
-    sparse = {name for name, _, _ in _SPARSE}
-    names = [f.name for f in fields(PacketTable) if f.name != "addresses"]
     columns: Columns = {}
-    for name in names:
-        parts = [piece.pop(name) for piece in pieces]
-        rows = sum(part.shape[0] for part in parts)
-        shape = (rows, *parts[0].shape[1:])
-        row_bytes = parts[0].dtype.itemsize * int(np.prod(shape[1:]))
-        memory = anonymous_memory(rows * row_bytes, populate=name not in sparse)
-        column = memory.view(parts[0].dtype).reshape(shape)
+    if not pieces:
+        pieces = [_allocate(0, False)]
+    parts: dict[str, list[Any]] = {}
+    for piece in pieces:
+        for name, column in [
+            *piece.dense.items(), *piece.handshake.columns().items(),
+            *piece.sack_blocks.columns().items(),
+        ]:  # fmt: skip
+            parts.setdefault(name, []).append(column)
+    pieces.clear()
+    for name, arrays in parts.items():
+        if len(arrays) == 1:
+            columns[name] = arrays[0]
+            continue
+        rows = sum(array.shape[0] for array in arrays)
+        dtype = arrays[0].dtype
+        column = anonymous_memory(rows * dtype.itemsize, populate=True).view(dtype)
         start = 0
-        for part in parts:
-            if name in sparse and part.shape[0]:
-                set_rows = np.flatnonzero(part.reshape(part.shape[0], -1).any(axis=1))
-                column[start + set_rows] = part[set_rows]
-            else:
-                column[start : start + part.shape[0]] = part
-            start += part.shape[0]
+        for array in arrays:
+            column[start : start + array.shape[0]] = array
+            start += array.shape[0]
         columns[name] = column
+        arrays.clear()
     return columns
 
 

@@ -2,8 +2,9 @@
 
 This is the contract between the reader (``tcplens.capture``) and the TCP analysis
 (``tcplens.tcp``). Every array has length ``n`` (the number of packets in the file,
-including packets that are not TCP), except the 2-D ones, whose first axis is ``n``, and
-``addresses``, one row per distinct IP address, which ``src_id``/``dst_id`` index.
+including packets that are not TCP), except ``handshake_*`` and ``sack_block_*``, one entry
+per packet carrying a SYN option or per SACK block (see ``PacketTable``), and ``addresses``,
+one row per distinct IP address, which ``src_id``/``dst_id`` index.
 
 Absent values use explicit sentinels, never a silent 0 that could be a real value:
 ``mss == -1``, ``wscale == -1`` (option absent), ``has_ts == False``.
@@ -12,7 +13,7 @@ Absent values use explicit sentinels, never a silent 0 that could be a real valu
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -49,12 +50,20 @@ B = npt.NDArray[np.bool_]
 
 @dataclass(frozen=True)
 class PacketTable:
-    """Packets of one capture as columns. Row ``i`` is frame ``frame[i]`` (1-based)."""
+    """Packets of one capture as columns. Row ``i`` is frame ``i + 1`` (Wireshark's numbering).
 
-    frame: U32  # 1-based position in the file, as Wireshark numbers frames
+    Options that few packets carry are stored for those packets only, in row order: the options
+    of a SYN (MSS, window scale, SACK-permitted: RFC 9293 §3.7.1, RFC 7323 §2.2, RFC 2018 §2) in
+    ``handshake_*``, one entry per packet carrying any of them; SACK blocks (RFC 2018 §3) in
+    ``sack_block_*``, one entry per block. Per-packet views of them (``mss``, ``sack_left``, ...)
+    are built on demand, for tests and tools: the analysis reads the compact columns.
+    """
+
     ts_ns: I64  # absolute timestamp, ns since the Unix epoch (if_tsoffset applied)
-    interface: U16  # pcapng interface id (0 for pcap)
-    link_type: U16  # LINKTYPE_* of the interface
+    # pcapng interface id (0 for pcap), and LINKTYPE_* of the interface: a pcap has one of each,
+    # so there both are read-only broadcast views of one value (no memory per packet)
+    interface: U16
+    link_type: U16
     caplen: U32  # bytes captured
     origlen: U32  # bytes on the wire
     status: U8  # bit set of PARSED, TRUNCATED, FRAGMENT, NOT_TCP, MALFORMED, UNSUPPORTED_LINK
@@ -71,32 +80,68 @@ class PacketTable:
     tcp_window: U16  # raw window field, unscaled
     tcp_hdr_len: U8  # TCP header length in bytes
     tcp_payload_len: U32  # from the IP length, not the captured length
-    mss: I32  # MSS option, -1 if absent
-    wscale: I8  # window-scale shift option, -1 if absent
-    sack_perm: B  # SACK-permitted option present
-    sack_count: U8  # number of SACK blocks (0..4)
-    sack_left: U32  # shape (n, MAX_SACK_BLOCKS)
-    sack_right: U32  # shape (n, MAX_SACK_BLOCKS)
+    sack_count: U8  # number of SACK blocks the packet carries (0..4)
     has_ts: B  # timestamps option present
     ts_val: U32
     ts_ecr: U32
+    # the packets carrying MSS, window scale or SACK-permitted (rows ascending), and those options
+    handshake_rows: U32
+    handshake_mss: I32  # MSS option, -1 if absent
+    handshake_wscale: I8  # window-scale shift option, -1 if absent
+    handshake_sack_perm: B  # SACK-permitted option present
+    # one entry per SACK block: the packet's row (ascending; a packet's ``sack_count`` blocks are
+    # consecutive, in option order) and the block's edges as sent (raw sequence numbers)
+    sack_block_row: U32
+    sack_block_left: U32
+    sack_block_right: U32
     # shape (k, 16), one row per distinct address, in order of first appearance: IPv6, or IPv4
     # as IPv4-mapped IPv6 (::ffff:a.b.c.d); row 0 is :: (see ``capture.addresses``)
     addresses: U8
 
     def __len__(self) -> int:
-        return int(self.frame.shape[0])
+        return int(self.ts_ns.shape[0])
 
-    def take(self, index: npt.NDArray[Any]) -> PacketTable:
-        """Rows selected by a boolean mask or an integer index, as a new table."""
-        return PacketTable(
-            **{
-                f.name: getattr(self, f.name)
-                if f.name == "addresses"
-                else getattr(self, f.name)[index]
-                for f in fields(self)
-            }
-        )
+    @property
+    def frame(self) -> U32:
+        """1-based position of each packet in the file, as Wireshark numbers frames (row + 1)."""
+        return np.arange(1, len(self) + 1, dtype=np.uint32)
+
+    @property
+    def mss(self) -> I32:
+        """Per packet: the MSS option, -1 if absent (n-sized, built on each call)."""
+        return self._per_packet(self.handshake_mss, np.int32(-1))
+
+    @property
+    def wscale(self) -> I8:
+        """Per packet: the window-scale shift option, -1 if absent (built on each call)."""
+        return self._per_packet(self.handshake_wscale, np.int8(-1))
+
+    @property
+    def sack_perm(self) -> B:
+        """Per packet: SACK-permitted option present (built on each call)."""
+        return self._per_packet(self.handshake_sack_perm, np.bool_(False))
+
+    @property
+    def sack_left(self) -> U32:
+        """Per packet, shape (n, MAX_SACK_BLOCKS): left edges of its blocks, 0 where none."""
+        return self._blocks(self.sack_block_left)
+
+    @property
+    def sack_right(self) -> U32:
+        """Per packet, shape (n, MAX_SACK_BLOCKS): right edges of its blocks, 0 where none."""
+        return self._blocks(self.sack_block_right)
+
+    def _per_packet(self, values: npt.NDArray[Any], absent: Any) -> npt.NDArray[Any]:
+        out = np.full(len(self), absent, values.dtype)
+        out[self.handshake_rows] = values
+        return out
+
+    def _blocks(self, edges: U32) -> U32:
+        rows = self.sack_block_row.astype(np.int64)
+        first = np.searchsorted(rows, rows, side="left")  # each block's place in its packet
+        out = np.zeros((len(self), MAX_SACK_BLOCKS), np.uint32)
+        out[rows, np.arange(rows.shape[0]) - first] = edges
+        return out
 
 
 @dataclass(frozen=True)

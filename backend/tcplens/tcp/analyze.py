@@ -100,7 +100,7 @@ def _flows(
         server_addr=packets.addresses[packets.dst_id[client_row]],
         server_port=packets.dst_port[client_row],
         client_from_syn=fa.client_from_syn,
-        first_frame=packets.frame[fa.first_row],
+        first_frame=(fa.first_row + 1).astype(np.uint32),  # row i is frame i + 1
         start_ns=facts.first_ns,
         end_ns=facts.last_ns,
         packets=per_dir[0::2] + per_dir[1::2],

@@ -79,6 +79,20 @@ SACKED = 2  # a SACK block already timed it
 
 
 @inline_kernel
+def _entry(rows, r, lo):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """First index ``j >= lo`` of the ascending ``rows`` with ``rows[j] >= r``: galloping from
+    ``lo`` (a flow's next SACK block is usually the next entry), then a binary search."""
+    n = rows.shape[0]
+    step = 1
+    hi = lo
+    while hi < n and rows[hi] < r:
+        lo = hi + 1
+        hi += step
+        step *= 2
+    return lo + np.searchsorted(rows[lo : min(hi, n)], r)
+
+
+@inline_kernel
 def _end_of(row, seq, length, flags):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Sequence number after a segment: payload plus one for SYN or FIN (RFC 9293)."""
     return seq[row] + length[row] + (1 if (flags[row] & 0x03) != 0 else 0)
@@ -92,19 +106,20 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     rows,
     direction,
     isn,
-    frame_no,
     ts_ns,
     tcp_seq,
     tcp_ack,
     tcp_flags,
     tcp_window,
     tcp_len,
-    opt_wscale,
-    opt_mss,
-    opt_sack_perm,
+    hs_rows,
+    hs_wscale,
+    hs_mss,
+    hs_sack_perm,
     opt_sack_count,
-    opt_sack_left,
-    opt_sack_right,
+    block_row,
+    block_left,
+    block_right,
     opt_has_ts,
     opt_ts_val,
     opt_ts_ecr,
@@ -155,6 +170,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     q_tail = np.full((nf, 2), -1, np.int64)
     sack_cursor = np.full((nf, 2), -1, np.int64)
     sack_next = np.empty((nf, 2), np.int64)  # next SACK row of each direction
+    block_from = np.zeros(nf, np.int64)  # where the flow's next SACK block is searched from
     # zero-window spans (RFC 9293 §3.8.6.1) per direction; SYN and RST windows do not count
     zw_open = np.full((nf, 2), -1, np.int64)  # row of the first zero advertisement, or -1
     last_row = np.full((nf, 2), -1, np.int64)
@@ -243,7 +259,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 ln = np.int64(tcp_len[r])
                 w = np.int64(tcp_window[r])
                 out_row[i] = r
-                out_frame[i] = frame_no[r]
+                out_frame[i] = r + 1
                 out_time[i] = t
                 out_flags[i] = fl
                 out_len[i] = ln
@@ -282,22 +298,29 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                         sack_row = sack_next[f, fw]
                         sack_next[f, fw] = sack_row + 1
                         out_sack_pos[sack_row] = i
+                        b = _entry(block_row, r, block_from[f])
+                        block_from[f] = b + k
                         for j in range(k):
-                            out_sl[sack_row, j] = a + np.int64(np.int32(opt_sack_left[r, j] - raw))
-                            out_sr[sack_row, j] = a + np.int64(np.int32(opt_sack_right[r, j] - raw))
+                            out_sl[sack_row, j] = a + np.int64(np.int32(block_left[b + j] - raw))
+                            out_sr[sack_row, j] = a + np.int64(np.int32(block_right[b + j] - raw))
                         for j in range(k, 4):  # unused blocks
                             out_sl[sack_row, j] = 0
                             out_sr[sack_row, j] = 0
 
                 # handshake: Wireshark's window-scale rules, MSS, SACK-permitted, ts_first_rtt
                 if is_syn:
-                    opt = np.int8(min(opt_wscale[r], MAX_WINDOW_SHIFT))
+                    h = _entry(hs_rows, r, 0)
+                    found = h < hs_rows.shape[0] and hs_rows[h] == r
+                    opt_wscale = hs_wscale[h] if found else -1
+                    opt_mss = hs_mss[h] if found else -1
+                    opt_sack_perm = hs_sack_perm[h] if found else False
+                    opt = np.int8(min(opt_wscale, MAX_WINDOW_SHIFT))
                     if not is_ack:
                         if synack_idx[f] < 0:
                             syn_idx[f] = i
-                        mss[f, fw] = opt_mss[r]
-                        sack_perm[f, fw] = opt_sack_perm[r]
-                        if opt_wscale[r] < 0:
+                        mss[f, fw] = opt_mss
+                        sack_perm[f, fw] = opt_sack_perm
+                        if opt_wscale < 0:
                             ws[f, 0] = -2
                             ws[f, 1] = -2
                         else:
@@ -305,9 +328,9 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                         last_syn_time[f] = t
                     elif synack_idx[f] < 0:
                         synack_idx[f] = i
-                        mss[f, fw] = opt_mss[r]
-                        sack_perm[f, fw] = opt_sack_perm[r]
-                        if opt_wscale[r] < 0:
+                        mss[f, fw] = opt_mss
+                        sack_perm[f, fw] = opt_sack_perm
+                        if opt_wscale < 0:
                             ws[f, 0] = -2
                             ws[f, 1] = -2
                         elif ws[f, rv] == -2:

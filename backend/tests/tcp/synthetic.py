@@ -48,14 +48,12 @@ def table(segs: list[Seg]) -> PacketTable:
     for (a, _), (b, _) in zip(src, dst, strict=True):
         address_ids.setdefault(a, len(address_ids))
         address_ids.setdefault(b, len(address_ids))
-    sack_left = np.zeros((n, 4), np.uint32)
-    sack_right = np.zeros((n, 4), np.uint32)
-    for i, s in enumerate(segs):
-        for j, (lo, hi) in enumerate(s.sacks):
-            sack_left[i, j] = (lo + other_isn[i]) % 2**32
-            sack_right[i, j] = (hi + other_isn[i]) % 2**32
+    # SYN options and SACK blocks only for the packets that carry them, as the reader stores them
+    handshake = [
+        i for i, s in enumerate(segs) if s.mss >= 0 or s.wscale >= 0 or s.sack_perm
+    ]  # fmt: skip
+    blocks = [(i, lo, hi) for i, s in enumerate(segs) for lo, hi in s.sacks]
     return PacketTable(
-        frame=np.arange(1, n + 1, dtype=np.uint32),
         ts_ns=col([1_700_000_000_000_000_000 + int(s.t_ms * 1e6) for s in segs], np.int64),
         interface=np.zeros(n, np.uint16),
         link_type=np.ones(n, np.uint16),
@@ -81,15 +79,17 @@ def table(segs: list[Seg]) -> PacketTable:
         tcp_window=col([s.window for s in segs], np.uint16),
         tcp_hdr_len=np.full(n, 32, np.uint8),
         tcp_payload_len=col([s.length for s in segs], np.uint32),
-        mss=col([s.mss for s in segs], np.int32),
-        wscale=col([s.wscale for s in segs], np.int8),
-        sack_perm=col([s.sack_perm for s in segs], bool),
         sack_count=col([len(s.sacks) for s in segs], np.uint8),
-        sack_left=sack_left,
-        sack_right=sack_right,
         has_ts=col([s.ts is not None for s in segs], bool),
         ts_val=col([s.ts[0] if s.ts else 0 for s in segs], np.uint32),
         ts_ecr=col([s.ts[1] if s.ts else 0 for s in segs], np.uint32),
+        handshake_rows=col(handshake, np.uint32),
+        handshake_mss=col([segs[i].mss for i in handshake], np.int32),
+        handshake_wscale=col([segs[i].wscale for i in handshake], np.int8),
+        handshake_sack_perm=col([segs[i].sack_perm for i in handshake], bool),
+        sack_block_row=col([i for i, _, _ in blocks], np.uint32),
+        sack_block_left=col([(lo + other_isn[i]) % 2**32 for i, lo, _ in blocks], np.uint32),
+        sack_block_right=col([(hi + other_isn[i]) % 2**32 for i, _, hi in blocks], np.uint32),
         addresses=np.frombuffer(b"".join(address_ids), np.uint8).reshape(-1, 16).copy(),
     )
 
