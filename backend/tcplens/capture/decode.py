@@ -56,6 +56,7 @@ TCPOPT_WSCALE = 3
 TCPOPT_SACK_PERM = 4
 TCPOPT_SACK = 5
 TCPOPT_TIMESTAMP = 8
+ALIGNED_TIMESTAMPS = 0x0101080A  # NOP, NOP, kind 8, length 10
 
 
 @inline_kernel
@@ -300,7 +301,7 @@ def decode_packets(
     hs_fill: int, hs_row: U32, hs_mss: I32, hs_wscale: I8, hs_sack_perm: B,
     block_fill: int, block_row: U32, block_left: U32, block_right: U32,
 ) -> tuple[int, int]:  # fmt: skip
-    """Decode every record into its row (absent options: -1, others 0).
+    """Decode every record into its row of the zero-filled columns (absent fields stay 0).
 
     With ``record_header`` (pcap: 16), each packet's record header just before its bytes gives
     its timestamp and lengths (in the file's byte order ``big``), and its link type is
@@ -340,30 +341,20 @@ def decode_packets(
             else:
                 link = if_link[interface[i]]
                 link_type[i] = link
-            # every column of the row is written here (the reader allocates them uninitialised:
-            # zeroing them in a separate pass cost more than these stores)
-            status[i] = 0
-            ip_version[i] = 0
-            ip_proto[i] = 0
-            ip_total_len[i] = 0
-            src_port[i] = 0
-            dst_port[i] = 0
-            tcp_seq[i] = 0
-            tcp_ack[i] = 0
-            tcp_flags[i] = 0
-            tcp_window[i] = 0
-            tcp_hdr_len[i] = 0
-            tcp_payload_len[i] = 0
-            sack_count[i] = 0
-            has_ts[i] = False
-            ts_val[i] = 0
-            ts_ecr[i] = 0
-            udp_payload[i] = 0
+            # the columns come zero-filled (fresh anonymous memory, each row decoded once): only
+            # what the packet has is written
+            udp_payload[i] = 0  # reused from chunk to chunk
             s_hi, s_lo, d_hi, d_lo, options, stop = _decode_row(
                 buf, i, data_offset, caplen, origlen, link, status, ip_version, ip_proto,
                 ip_total_len, src_port, dst_port, tcp_seq, tcp_ack, tcp_flags, tcp_window,
                 tcp_hdr_len, tcp_payload_len, udp_payload,
             )  # fmt: skip
+            if stop - options >= 12 and read_u32(buf, options, True) == ALIGNED_TIMESTAMPS:
+                # what Linux and most stacks send (RFC 7323 Appendix A): NOP, NOP, timestamps
+                has_ts[i] = True
+                ts_val[i] = read_u32(buf, options + 4, True)
+                ts_ecr[i] = read_u32(buf, options + 8, True)
+                options += 12
             if options < stop:
                 hw, sw = _tcp_options(
                     buf, options, stop, i, first_row + i, hw, sw, sack_count, has_ts, ts_val,
