@@ -23,6 +23,7 @@ from tcplens.capture.dns import DnsCollector
 from tcplens.capture.errors import CompressionError, MalformedCaptureError, NotACaptureError
 from tcplens.capture.link import DECODED_LINK_TYPES
 from tcplens.capture.pcap import FILE_HEADER_LEN, PcapWalker, parse_file_header
+from tcplens.capture.pcap_walk import walk_pcap
 from tcplens.capture.pcapng import PcapngWalker
 from tcplens.capture.progress import ProgressCallback, ReadProgress
 from tcplens.capture.records import (
@@ -30,7 +31,9 @@ from tcplens.capture.records import (
     STOP_BAD,
     STOP_FULL,
     STOP_SKIP,
+    IndexedRecords,
     RecordColumns,
+    RecordIndex,
 )
 from tcplens.capture.source import open_capture
 from tcplens.capture.table import (
@@ -171,6 +174,15 @@ class _Reading:
     def _index_window(self, walker: PcapWalker, pos: int) -> tuple[int, int, int, int]:
         """pcap: index the window's records, then allocate exactly and decode them."""
         buffer = self.buffer
+        if isinstance(buffer, MappedBuffer):  # the whole file, walked on all cores
+            walk = walk_pcap(buffer.buf, pos, buffer.fill, walker.header)
+            # the decoding maps the pages again, chunk by chunk: resident memory stays the table
+            # plus a chunk, not plus the file (refaulting costs ~0.05 s of system time at 5M)
+            buffer.release_all()
+            columns = _allocate(walk.rows, self.pcap)
+            self.pieces.append(columns)
+            self._decode(columns, walk, walk.rows)
+            return walk.rows, walk.pos, walk.stop, walk.info
         most = buffer.fill // walker.min_record + 1  # records of headers only
         first = min(most, buffer.fill // _TYPICAL_RECORD + _INDEX_SLACK)
         data_offset = anonymous_memory(8 * first).view(np.int64)  # no huge pages (see _allocate)
@@ -181,13 +193,9 @@ class _Reading:
             data_offset = grown
             more, pos, stop, info = walker.index(buffer.buf, pos, buffer.fill, data_offset[n:])
             n += more
-        if isinstance(buffer, MappedBuffer):
-            # the decoding maps the pages again, chunk by chunk: resident memory stays the table
-            # plus a chunk, not plus the file (refaulting costs ~0.05 s of system time at 5M)
-            buffer.release_all()
         columns = _allocate(n, self.pcap)
         self.pieces.append(columns)
-        self._decode(columns, data_offset, n)
+        self._decode(columns, IndexedRecords(data_offset), n)
         return n, pos, stop, info
 
     def _fill_window(self, walker: PcapngWalker, pos: int) -> tuple[int, int, int, int]:
@@ -201,7 +209,7 @@ class _Reading:
             dense["ts_ns"], dense["caplen"], dense["origlen"], dense["interface"]
         )
         n, pos, stop, info = walker.fill(buffer.buf, pos, buffer.fill, records, data_offset)
-        self._decode(columns, data_offset, n)
+        self._decode(columns, IndexedRecords(data_offset), n)
         return n, pos, stop, info
 
     def _room(self, pos: int) -> _Columns:
@@ -213,7 +221,7 @@ class _Reading:
         self.pieces.append(piece)
         return piece
 
-    def _decode(self, columns: _Columns, data_offset: Any, n: int) -> None:
+    def _decode(self, columns: _Columns, index: RecordIndex, n: int) -> None:
         """Decode rows ``[0, n)`` of ``columns`` on all cores, a chunk of rows at a time.
 
         Between chunks (from Python, never per packet): DNS messages, progress, and the mapped
@@ -224,6 +232,7 @@ class _Reading:
         big = pcap is not None and pcap.big_endian
         nanoseconds = pcap is not None and pcap.nanoseconds
         udp_payload = np.empty(min(n, DECODE_CHUNK), np.int64)
+        chunk_offsets = np.empty(min(n, DECODE_CHUNK), np.int64)
         book = self.addresses
         misses = np.empty(_PARTS, np.int64)
         room = 2 * (-(-min(n, DECODE_CHUNK) // _PARTS))  # two addresses per row of a part
@@ -233,7 +242,7 @@ class _Reading:
         for first in range(0, n, DECODE_CHUNK):
             last = min(n, first + DECODE_CHUNK)
             c = {name: column[first:last] for name, column in columns.dense.items()}
-            offsets = data_offset[first:last]
+            offsets = index.offsets(first, last, chunk_offsets)
             udp = udp_payload[: last - first]
             h = handshake.room(last - first)
             b = blocks.room(MAX_SACK_BLOCKS * (last - first))

@@ -11,6 +11,7 @@ codes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from tcplens.capture.table import I64, U16, U32
 
@@ -55,3 +56,21 @@ class RecordColumns:
     caplen: U32
     origlen: U32
     interface: U16
+
+
+class RecordIndex(Protocol):
+    """Where each record's bytes start, handed to the decoder a chunk of rows at a time."""
+
+    def offsets(self, first: int, last: int, out: I64) -> I64:
+        """The offsets of records ``[first, last)``: a view, or written into ``out``."""
+        ...
+
+
+@dataclass(frozen=True)
+class IndexedRecords:
+    """A walker's index: one offset per record, all in memory (streams, pcapng)."""
+
+    data_offset: I64
+
+    def offsets(self, first: int, last: int, out: I64) -> I64:
+        return self.data_offset[first:last]
