@@ -133,7 +133,7 @@ def timelines_json(analysis: TcpAnalysis, origin_ns: int) -> list[dict[str, Any]
     # segments are sorted by (flow, direction, frame): the first SYN row of each flow is the
     # first occurrence of its flow number among the SYN-without-ACK rows
     syn_rows = np.flatnonzero(((seg.flags & SYN) != 0) & ((seg.flags & ACK) == 0))
-    syn_flows, first = np.unique(seg.flow[syn_rows], return_index=True)
+    syn_flows, first = np.unique(seg.flow_of(syn_rows), return_index=True)
     syn_ns = np.full(n, -1, np.int64)
     syn_ns[syn_flows] = seg.time_ns[syn_rows[first]]
     # first/last packet with payload: one reduceat over the (flow, direction) slices, not
@@ -217,7 +217,7 @@ def events_json(analysis: TcpAnalysis) -> list[dict[str, Any]]:
     rows = np.flatnonzero(seg.events != 0)
     rows = rows[np.argsort(seg.frame[rows], kind="stable")]
     frames = seg.frame[rows].tolist()
-    flows = (seg.flow[rows] + 1).tolist()
+    flows = (seg.flow_of(rows) + 1).tolist()
     bits = seg.events[rows].tolist()
     return [
         {"frame": fr, "flow": fl, "kinds": event_names(b)}

@@ -100,11 +100,16 @@ def graph_columns(analysis: TcpAnalysis) -> dict[str, npt.NDArray[Any]]:
     n = len(seg)
     blocks = int(seg.sack_count.max()) if n else 0
     sack: dict[str, npt.NDArray[Any]] = {}
+    if blocks:
+        # one row per block, a packet's blocks consecutive and in the order sent
+        rows = seg.sack_row
+        first = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]) if rows.size else rows
+        nth = np.arange(rows.size) - np.repeat(first, np.diff(np.r_[first, rows.size]))
+        edges = seg.sack_edges()
     for k in range(blocks):
-        for edge, values in (("left", seg.sack_left), ("right", seg.sack_right)):
+        for edge, values in zip(("left", "right"), edges, strict=True):
             column = np.full(n, -1, dtype=np.int64)
-            present = seg.sack_count[seg.sack_rows] > k
-            column[seg.sack_rows[present]] = values[present, k]
+            column[rows[nth == k]] = values[nth == k]
             sack[f"sack_{edge}_{k}"] = column
     rtt_s = np.full(n, np.nan)
     rtt_kind = np.full(n, -1, dtype=np.int8)
@@ -112,7 +117,7 @@ def graph_columns(analysis: TcpAnalysis) -> dict[str, npt.NDArray[Any]]:
     if len(rtt) and n:
         # Segments are sorted by (flow, direction, frame): one monotone key finds each sample's
         # completing packet, which travels opposite to the data it times.
-        seg_key = (seg.flow.astype(np.int64) * 2 + seg.direction) << 32 | seg.frame
+        seg_key = np.repeat(np.arange(seg.offsets.size - 1), np.diff(seg.offsets)) << 32 | seg.frame
         reverse = 1 - rtt.direction.astype(np.int64)
         sample_key = (rtt.flow.astype(np.int64) * 2 + reverse) << 32 | rtt.frame
         rows = np.minimum(np.searchsorted(seg_key, sample_key), n - 1)

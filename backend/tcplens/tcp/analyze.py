@@ -37,7 +37,7 @@ def analyze_tcp(packets: PacketTable) -> TcpAnalysis:
     del fa  # its per-packet columns are no longer needed: free them before the next stages
     times = _HandshakeTimes.of(segments, handshake)
     rtt, path = rtt_samples(
-        segments, handshake, facts, (times.syn_rtt_ns, times.synack_rtt_ns), work
+        packets, segments, handshake, facts, (times.syn_rtt_ns, times.synack_rtt_ns), work
     )
     del work
     flows = _flows(packets, clients, segments, handshake, facts, times, path)

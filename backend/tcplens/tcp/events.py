@@ -72,6 +72,7 @@ B = npt.NDArray[np.bool_]
 FAST_RETRANSMISSION_WINDOW_NS = 20_000_000
 OUT_OF_ORDER_DEFAULT_NS = 3_000_000
 MAX_WINDOW_SHIFT = 14  # RFC 7323 §2.3: larger shifts are treated as 14
+HEADROOM_LIMIT = 2**31 - 1  # Segments.window_headroom is int32
 
 # Karn bookkeeping bits of a queued segment (q_state)
 AMBIGUOUS = 1  # part of its sequence range was sent more than once: no RTT sample from it
@@ -121,12 +122,10 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     block_left,
     block_right,
     opt_has_ts,
-    opt_ts_val,
-    opt_ts_ecr,
     seg,
-    out_sack_pos,
-    out_sl,
-    out_sr,
+    out_sack_row,
+    out_sack_left,
+    out_sack_right,
     q_next,
     q_state,
     rtt_ack,
@@ -146,9 +145,6 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     the chunks are scheduled.
     """
     (
-        out_flow,
-        out_dir,
-        out_row,
         out_frame,
         out_time,
         out_flags,
@@ -157,9 +153,6 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         out_ack,
         out_win,
         out_sack_count,
-        out_has_ts,
-        out_ts_val,
-        out_ts_ecr,
         events,
         out_resent,
         bif,
@@ -169,7 +162,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     q_head = np.full((nf, 2), -1, np.int64)
     q_tail = np.full((nf, 2), -1, np.int64)
     sack_cursor = np.full((nf, 2), -1, np.int64)
-    sack_next = np.empty((nf, 2), np.int64)  # next SACK row of each direction
+    sack_next = np.empty((nf, 2), np.int64)  # next SACK block row of each direction
     block_from = np.zeros(nf, np.int64)  # where the flow's next SACK block is searched from
     # zero-window spans (RFC 9293 §3.8.6.1) per direction; SYN and RST windows do not count
     zw_open = np.full((nf, 2), -1, np.int64)  # row of the first zero advertisement, or -1
@@ -223,6 +216,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     n_zw_of = np.zeros(nf, np.int64)
     n_idle_of = np.zeros(nf, np.int64)
     for c in numba.prange(chunks.shape[0] - 1):
+        blocks = np.empty((4, 2), np.int64)  # this packet's SACK blocks, relative to the ISN
         for f in range(chunks[c], chunks[c + 1]):
             first = offsets[2 * f]
             rtt_base = 2 * first
@@ -248,25 +242,19 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 else:
                     i = next_row1
                     next_row1 += 1
-                out_flow[i] = f
-                out_dir[i] = fw
                 out_ack[i] = 0
                 bif[i] = -1
                 headroom[i] = UNKNOWN
-                sack_row = -1
+                n_blocks = 0
                 t = ts_ns[r]
                 fl = tcp_flags[r]
                 ln = np.int64(tcp_len[r])
                 w = np.int64(tcp_window[r])
-                out_row[i] = r
                 out_frame[i] = r + 1
                 out_time[i] = t
                 out_flags[i] = fl
                 out_len[i] = ln
                 out_sack_count[i] = min(opt_sack_count[r], 4)
-                out_has_ts[i] = opt_has_ts[r]
-                out_ts_val[i] = opt_ts_val[r]
-                out_ts_ecr[i] = opt_ts_ecr[r]
                 is_ack = (fl & 0x10) != 0
                 is_syn = (fl & 0x02) != 0
                 syn_fin_rst = (fl & 0x07) != 0
@@ -293,19 +281,21 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     ack_raw[f, fw] = raw
                     ack_rel[f, fw] = a
                     out_ack[i] = a
-                    k = min(opt_sack_count[r], 4)
-                    if k > 0:
-                        sack_row = sack_next[f, fw]
-                        sack_next[f, fw] = sack_row + 1
-                        out_sack_pos[sack_row] = i
-                        b = _entry(block_row, r, block_from[f])
-                        block_from[f] = b + k
-                        for j in range(k):
-                            out_sl[sack_row, j] = a + np.int64(np.int32(block_left[b + j] - raw))
-                            out_sr[sack_row, j] = a + np.int64(np.int32(block_right[b + j] - raw))
-                        for j in range(k, 4):  # unused blocks
-                            out_sl[sack_row, j] = 0
-                            out_sr[sack_row, j] = 0
+                    n_blocks = min(opt_sack_count[r], 4)
+                    if n_blocks > 0:
+                        b = sack_next[f, fw]
+                        sack_next[f, fw] = b + n_blocks
+                        e = _entry(block_row, r, block_from[f])
+                        block_from[f] = e + n_blocks
+                        for j in range(n_blocks):
+                            # edges relative to this ACK: 32-bit differences (RFC 1982)
+                            left = np.int32(block_left[e + j] - raw)
+                            right = np.int32(block_right[e + j] - raw)
+                            out_sack_row[b + j] = i
+                            out_sack_left[b + j] = left
+                            out_sack_right[b + j] = right
+                            blocks[j, 0] = a + np.int64(left)
+                            blocks[j, 1] = a + np.int64(right)
 
                 # handshake: Wireshark's window-scale rules, MSS, SACK-permitted, ts_first_rtt
                 if is_syn:
@@ -389,7 +379,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                             if sc < 0 or win_from_syn[f, rv]:
                                 sc = 0
                             room = lastack[f, rv] + (win[f, rv] << sc) - (s + ln)
-                            headroom[i] = room
+                            headroom[i] = max(-HEADROOM_LIMIT, min(room, HEADROOM_LIMIT))
                             if room == 0:
                                 ev |= WINDOW_FULL
                     done = False
@@ -497,8 +487,8 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                             rtt_sent[rtt_base + n_rtt] = newest
                             n_rtt += 1
                     # SACK (RFC 2018 §4): the first block ends at the most recently received segment
-                    if opt_sack_count[r] > 0 and out_sr[sack_row, 0] > a:
-                        right = out_sr[sack_row, 0]
+                    if n_blocks > 0 and blocks[0, 1] > a:
+                        right = blocks[0, 1]
                         e = sack_cursor[f, rv]
                         if e < 0 or _end_of(e, out_seq, out_len, out_flags) > right:
                             e = q_head[f, rv]
@@ -533,11 +523,10 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     if not has_maxack[f, fw] or a > maxack[f, fw]:
                         maxack[f, fw] = a
                         has_maxack[f, fw] = True
-                    k = min(opt_sack_count[r], 4)
-                    sacks[f, fw] = k
-                    for j in range(k):
-                        sack_lo[f, fw, j] = out_sl[sack_row, j]
-                        sack_hi[f, fw, j] = out_sr[sack_row, j]
+                    sacks[f, fw] = n_blocks
+                    for j in range(n_blocks):
+                        sack_lo[f, fw, j] = blocks[j, 0]
+                        sack_hi[f, fw, j] = blocks[j, 1]
                 else:
                     has_lastack[f, fw] = False
                 lastacktime[f, fw] = t

@@ -39,7 +39,7 @@ class FlowLayout:
     rows: I32  # PacketTable row of each packet, flow-major
     direction: U8  # its direction (0 client → server)
     offsets: I64  # (2 n_flows + 1): Segments rows of direction d of flow f: [2f + d, 2f + d + 1]
-    sack_offsets: I64  # (2 n_flows + 1): the same for the packets carrying SACK blocks with ACK
+    sack_offsets: I64  # (2 n_flows + 1): the same for the SACK blocks of the ACKs (Segments)
     chunks: I64  # flow boundaries of the parallel chunks (ascending, first 0, last n_flows)
 
     @property
@@ -78,7 +78,7 @@ def group_by_flow(packets: PacketTable, fa: FlowAssignment) -> FlowLayout:
 def _counting_sort(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     tcp_rows, flow, direction, sack_count, tcp_flags, out_rows, out_dir, offsets, sack_offsets
 ):
-    """Stable sort by flow in O(n); per-(flow, direction) counts of packets and SACKing ACKs."""
+    """Stable sort by flow in O(n); per-(flow, direction) counts of packets and ACKs' SACK blocks."""
     n = tcp_rows.shape[0]
     n_keys = offsets.shape[0] - 1
     offsets[:] = 0
@@ -87,8 +87,8 @@ def _counting_sort(  # type: ignore[no-untyped-def]  # pragma: no cover - compil
         k = 2 * flow[i] + direction[i]
         offsets[k + 1] += 1
         r = tcp_rows[i]
-        if sack_count[r] > 0 and (tcp_flags[r] & 0x10) != 0:
-            sack_offsets[k + 1] += 1
+        if (tcp_flags[r] & 0x10) != 0:
+            sack_offsets[k + 1] += min(sack_count[r], 4)
     for k in range(n_keys):
         offsets[k + 1] += offsets[k]
         sack_offsets[k + 1] += sack_offsets[k]

@@ -21,8 +21,8 @@ Conventions
   ``seq``. Unwrapping follows RFC 1982 serial arithmetic: consecutive values of one direction
   are assumed to be less than 2**31 apart.
 * Absent values use explicit sentinels, never a silent 0: ``-1`` for absent times, frames,
-  window scales, MSS and handshake RTTs; :data:`UNKNOWN` for an ``int64`` quantity that cannot
-  be known (e.g. window headroom when the window scale was not captured).
+  window scales, MSS and handshake RTTs; :data:`UNKNOWN` for a signed quantity that cannot be
+  known (e.g. window headroom when the window scale was not captured).
 
 Example
 -------
@@ -50,8 +50,8 @@ B = npt.NDArray[np.bool_]
 CLIENT_TO_SERVER = 0
 SERVER_TO_CLIENT = 1
 
-#: Sentinel for an ``int64`` quantity that cannot be known from the capture.
-UNKNOWN = np.iinfo(np.int64).min
+#: Sentinel for a signed (``int32``) quantity that cannot be known from the capture.
+UNKNOWN = np.iinfo(np.int32).min
 
 #: Wireshark's ``tcp.analysis.*`` expert names (DESIGN.md EVENT). Bit ``i`` of
 #: :attr:`Segments.events` is ``EVENT_NAMES[i]``. As in Wireshark, a fast or spurious
@@ -171,18 +171,16 @@ class Segments:
     """Every TCP packet of every flow, sorted by ``(flow, direction, frame)``.
 
     ``offsets`` (length ``2 * n_flows + 1``) delimits the slices: the packets that
-    ``direction`` ``d`` of flow row ``f`` sent are rows ``offsets[2f + d] : offsets[2f + d + 1]``.
+    ``direction`` ``d`` of flow row ``f`` sent are rows ``offsets[2f + d] : offsets[2f + d + 1]``,
+    so a row's flow and direction are not stored (:meth:`flow_of`, :meth:`direction_of`).
     Per-packet analysis results (``events``, ``bytes_in_flight``, ``window_headroom``) are
     columns here too, so a slice is everything a time-sequence graph needs.
     """
 
     offsets: I64
-    flow: I32  # 0-based row in Flows
-    direction: U8  # CLIENT_TO_SERVER / SERVER_TO_CLIENT
-    # n-sized columns use the narrowest type that holds every value: memory is the limit on
-    # large captures (issue 4: at most 3x the file size)
-    packet_index: I32  # row in the PacketTable
-    frame: U32  # 1-based frame number, as Wireshark
+    # n-sized columns use the narrowest type that holds every value, and only what cannot be
+    # derived is stored: fresh memory is the main per-packet cost of the analysis (issue 4)
+    frame: U32  # 1-based frame number, as Wireshark; the packet's PacketTable row is frame - 1
     time_ns: I64
     seq: I64  # relative, unwrapped (see module doc); SYN at 0, first data byte at 1
     payload_len: I32  # TCP payload bytes (from IP lengths, so exact under a snaplen)
@@ -191,15 +189,14 @@ class Segments:
     # at most 65535 << 14 < 2**31 (RFC 7323 §2.3)
     flags: U16  # TCP flags as in PacketTable.tcp_flags
     sack_count: U8  # 0..4 SACK blocks carried by each packet
-    # SACK blocks are rare (loss recovery), so they are stored compactly: ``sack_rows`` are
-    # the rows (ascending) of the packets with blocks, ``sack_left``/``sack_right`` shape
-    # (len(sack_rows), 4), relative to the other direction's ISN like ``ack`` (RFC 2018).
-    sack_rows: I64
-    sack_left: I64
-    sack_right: I64
-    has_ts: B
-    ts_val: U32
-    ts_ecr: U32
+    # SACK blocks are rare (loss recovery), so only the blocks that exist are stored, one row
+    # per block of an ACK (RFC 2018): ``sack_row`` is the packet's row (ascending; a packet's
+    # blocks in the order it sent them), the edges are relative to that packet's ``ack`` (the
+    # difference of two 32-bit sequence numbers, so exact in int32). :meth:`sack_edges` gives
+    # them relative to the other direction's ISN, like ``ack``.
+    sack_row: I32
+    sack_left_from_ack: I32
+    sack_right_from_ack: I32
     events: U32  # bit set over EVENT_NAMES (Wireshark's tcp.analysis flags)
     # a data segment carrying sequence space its sender had already sent: tcplens's one
     # retransmission count (tcp.resent.resent); False for segments without payload
@@ -210,16 +207,59 @@ class Segments:
     # segment or not measurable (e.g. after a capture gap, as Wireshark's valid_bif).
     bytes_in_flight: I32
     # Receiver's last advertised right edge (ack + window) minus this segment's end: how much
-    # more the sender could have sent. UNKNOWN for non-data segments or unknown window scale.
-    window_headroom: I64
+    # more the sender could have sent. UNKNOWN for non-data segments or unknown window scale;
+    # clipped to ±(2**31 - 1) (a window is < 2**30, RFC 7323 §2.3: only a sender far beyond
+    # the receiver's ACK, e.g. after a capture gap, can be further from the edge).
+    window_headroom: I32
 
     def __len__(self) -> int:
         return int(self.frame.shape[0])
+
+    @property
+    def n_flows(self) -> int:
+        return (int(self.offsets.shape[0]) - 1) // 2
 
     def slice_of(self, flow: int, direction: int) -> slice:
         """Rows of one direction of one flow (``flow`` is the 0-based row)."""
         k = 2 * flow + direction
         return slice(int(self.offsets[k]), int(self.offsets[k + 1]))
+
+    def flow_of(self, rows: npt.NDArray[np.integer]) -> I32:
+        """0-based flow row of each of ``rows`` (a binary search in ``offsets``)."""
+        flow: I32 = (self._slice_of_rows(rows) >> 1).astype(np.int32)
+        return flow
+
+    def direction_of(self, rows: npt.NDArray[np.integer]) -> U8:
+        """Direction of each of ``rows`` (CLIENT_TO_SERVER / SERVER_TO_CLIENT)."""
+        direction: U8 = (self._slice_of_rows(rows) & 1).astype(np.uint8)
+        return direction
+
+    def flow_column(self) -> I32:
+        """The flow row of every row: an n-sized array made on demand (4 bytes per packet)."""
+        per_flow = self.offsets[2::2] - self.offsets[0:-1:2]
+        flow: I32 = np.repeat(np.arange(self.n_flows, dtype=np.int32), per_flow)
+        return flow
+
+    def direction_column(self) -> U8:
+        """The direction of every row: an n-sized array made on demand."""
+        direction: U8 = np.repeat(
+            np.tile(np.array([CLIENT_TO_SERVER, SERVER_TO_CLIENT], np.uint8), self.n_flows),
+            np.diff(self.offsets),
+        )
+        return direction
+
+    def _slice_of_rows(self, rows: npt.NDArray[np.integer]) -> I64:
+        """``2 * flow + direction`` of each row: the last slice starting at or before it."""
+        k: I64 = np.searchsorted(self.offsets, rows, side="right") - 1
+        return k
+
+    def sack_edges(self) -> tuple[I64, I64]:
+        """Left and right edges of every SACK block, relative to the other direction's ISN
+        like ``ack`` (rows as ``sack_row``)."""
+        ack = self.ack[self.sack_row]
+        left: I64 = ack + self.sack_left_from_ack
+        right: I64 = ack + self.sack_right_from_ack
+        return left, right
 
     @property
     def end_seq(self) -> I64:

@@ -55,8 +55,8 @@ def rate_series(seg: Segments, flow_start_ns: I64, bin_ns: int) -> RateSeries:
     if bin_ns <= 0:
         raise ValueError("bin_ns must be positive")
     data = np.flatnonzero(seg.payload_len > 0)
-    key = seg.flow[data].astype(np.int64) * 2 + seg.direction[data]
-    bins = (seg.time_ns[data] - flow_start_ns[seg.flow[data]]) // bin_ns
+    key = np.searchsorted(seg.offsets, data, side="right") - 1  # 2 * flow + direction
+    bins = (seg.time_ns[data] - flow_start_ns[key >> 1]) // bin_ns
     n_bins = int(bins.max()) + 1 if bins.size else 1
     code = key * n_bins + bins
     # rows are sorted by key and time, so codes are already ascending: runs are the bins
@@ -65,11 +65,11 @@ def rate_series(seg: Segments, flow_start_ns: I64, bin_ns: int) -> RateSeries:
     good = np.where((seg.events[data] & _RESENT) != 0, 0, payload)
     total = np.add.reduceat(payload, start) if start.size else payload[:0]
     goodput = np.add.reduceat(good, start) if start.size else good[:0]
-    flow = seg.flow[data][start]
+    flow = (key[start] >> 1).astype(np.int32)
     scale = 8e9 / bin_ns
     return RateSeries(
         flow=flow,
-        direction=seg.direction[data][start],
+        direction=(key[start] & 1).astype(np.uint8),
         start_ns=flow_start_ns[flow] + bins[start] * bin_ns,
         bin_ns=bin_ns,
         throughput_bps=(total * scale).astype(np.float64),

@@ -25,6 +25,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
+from tcplens.capture.table import PacketTable
 from tcplens.tcp.compiled import empty, inline_kernel, kernel, parallel_kernel
 from tcplens.tcp.model import (
     RTT_DATA_ACK,
@@ -53,11 +54,17 @@ class PathRtt:
 
 
 def rtt_samples(
-    seg: Segments, hs: Handshake, facts: FlowFacts, halves: tuple[I64, I64], work: I32
+    packets: PacketTable,
+    seg: Segments,
+    hs: Handshake,
+    facts: FlowFacts,
+    halves: tuple[I64, I64],
+    work: I32,
 ) -> tuple[RttSamples, PathRtt]:
     """All RTT samples of all flows, sorted by flow, then by the completing packet's frame,
     and each flow's path RTT.
 
+    The timestamps options are read from ``packets`` (the table ``seg`` was built from);
     ``facts`` holds the data → ACK pairs the per-packet state machine chose; ``halves`` are
     the handshake's SYN → SYN/ACK and SYN/ACK → ACK times per flow (-1 unknown); ``work`` is
     a ``(2, len(seg))`` int32 array this pass may overwrite.
@@ -78,12 +85,11 @@ def rtt_samples(
     count = _merge(
         facts.chunks,
         seg.offsets,
-        seg.direction,
         seg.time_ns,
         seg.frame,
-        seg.has_ts,
-        seg.ts_val,
-        seg.ts_ecr,
+        packets.has_ts,
+        packets.ts_val,
+        packets.ts_ecr,
         facts.rtt_ack,
         facts.rtt_sent,
         2 * first_row,
@@ -122,7 +128,7 @@ def rtt_samples(
         m_ack,
         m_sent,
         m_kind,
-        seg.direction,
+        seg.offsets,
         seg.time_ns,
         seg.frame,
         (rtt.flow, rtt.direction, rtt.kind, rtt.time_ns, rtt.rtt_ns, rtt.frame, rtt.sent_frame),
@@ -151,21 +157,23 @@ def _first_values_sorted(rows, values):  # type: ignore[no-untyped-def]  # pragm
 
 @inline_kernel
 def _timestamp_pairs(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    s_lo, s_hi, e_lo, e_hi, has_ts, ts_val, ts_ecr, sent_out, echo_out
+    s_lo, s_hi, e_lo, e_hi, frame, has_ts, ts_val, ts_ecr, sent_out, echo_out
 ):
     """RFC 7323 samples of one direction pair: the first packet of direction e echoing a TSval
     (TSecr) and the first packet of direction s that carried it.
 
-    Returns how many; echo rows go to ``echo_out[e_lo:]`` in row order, sent rows to
-    ``sent_out[s_lo:]``.
+    ``has_ts``, ``ts_val``, ``ts_ecr`` are the PacketTable's columns: Segments row r is its row
+    ``frame[r] - 1``. Returns how many; echo rows go to ``echo_out[e_lo:]`` in row order, sent
+    rows to ``sent_out[s_lo:]``.
     """
     ns = 0
     ne = 0
     mono = True
     last = np.uint32(0)
     for r in range(s_lo, s_hi):  # first row of each TSval of the sender
-        if has_ts[r]:
-            v = ts_val[r]
+        pk = frame[r] - 1  # PacketTable row
+        if has_ts[pk]:
+            v = ts_val[pk]
             if ns > 0 and v < last:
                 mono = False
                 break
@@ -175,8 +183,9 @@ def _timestamp_pairs(  # type: ignore[no-untyped-def]  # pragma: no cover - comp
                 last = v
     if mono:
         for r in range(e_lo, e_hi):  # first row of each echoed value (0: nothing echoed)
-            if has_ts[r] and ts_ecr[r] != 0:
-                v = ts_ecr[r]
+            pk = frame[r] - 1
+            if has_ts[pk] and ts_ecr[pk] != 0:
+                v = ts_ecr[pk]
                 if ne > 0 and v < last:
                     mono = False
                     break
@@ -189,8 +198,8 @@ def _timestamp_pairs(  # type: ignore[no-untyped-def]  # pragma: no cover - comp
         q = 0
         m = 0
         while p < ne and q < ns:
-            ev = ts_ecr[echo_out[e_lo + p]]
-            sv = ts_val[sent_out[s_lo + q]]
+            ev = ts_ecr[frame[echo_out[e_lo + p]] - 1]
+            sv = ts_val[frame[sent_out[s_lo + q]] - 1]
             if sv < ev:
                 q += 1
             elif sv > ev:
@@ -203,12 +212,14 @@ def _timestamp_pairs(  # type: ignore[no-untyped-def]  # pragma: no cover - comp
                 q += 1
         return m
     # values went backwards somewhere (a clock reset, a middlebox): sort them
-    rows_s = np.arange(s_lo, s_hi)[has_ts[s_lo:s_hi]]
-    rows_e = np.arange(e_lo, e_hi)
-    echoing = has_ts[e_lo:e_hi] & (ts_ecr[e_lo:e_hi] != 0)
-    rows_e = rows_e[echoing]
-    s_rows, s_vals = _first_values_sorted(rows_s, ts_val[rows_s])
-    e_rows, e_vals = _first_values_sorted(rows_e, ts_ecr[rows_e])
+    p_s = frame[s_lo:s_hi].astype(np.int64) - 1
+    p_e = frame[e_lo:e_hi].astype(np.int64) - 1
+    sending = has_ts[p_s]
+    echoing = has_ts[p_e] & (ts_ecr[p_e] != 0)
+    rows_s = np.arange(s_lo, s_hi)[sending]
+    rows_e = np.arange(e_lo, e_hi)[echoing]
+    s_rows, s_vals = _first_values_sorted(rows_s, ts_val[p_s[sending]])
+    e_rows, e_vals = _first_values_sorted(rows_e, ts_ecr[p_e[echoing]])
     match_e = np.empty(e_rows.shape[0], np.int64)
     match_s = np.empty(e_rows.shape[0], np.int64)
     p = 0
@@ -236,7 +247,6 @@ def _timestamp_pairs(  # type: ignore[no-untyped-def]  # pragma: no cover - comp
 def _merge(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     chunks,
     offsets,
-    direction,
     time_ns,
     frame,
     has_ts,
@@ -271,8 +281,12 @@ def _merge(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             lo1 = offsets[2 * f + 1]
             hi1 = offsets[2 * f + 2]
             # echoes by direction 0 of direction 1's TSvals, and the reverse
-            m0 = _timestamp_pairs(lo1, hi1, lo0, lo1, has_ts, ts_val, ts_ecr, sent_work, echo_work)
-            m1 = _timestamp_pairs(lo0, lo1, lo1, hi1, has_ts, ts_val, ts_ecr, sent_work, echo_work)
+            m0 = _timestamp_pairs(
+                lo1, hi1, lo0, lo1, frame, has_ts, ts_val, ts_ecr, sent_work, echo_work
+            )
+            m1 = _timestamp_pairs(
+                lo0, lo1, lo1, hi1, frame, has_ts, ts_val, ts_ecr, sent_work, echo_work
+            )
             h_ack = np.full(2, -1, np.int64)
             h_sent = np.full(2, -1, np.int64)
             h_kind = np.zeros(2, np.uint8)
@@ -344,7 +358,7 @@ def _merge(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 o += 1
                 if kind == RTT_DATA_ACK:
                     v = min(rt, RTT_CLIP_NS)
-                    if direction[s] == 0:
+                    if s < lo1:  # timing direction 0's data
                         values[vb + c0] = v
                         c0 += 1
                         min0 = rt if min0 < 0 else min(min0, rt)
@@ -399,7 +413,7 @@ def _path_rtt(values, vb, nd, c0, c1, syn_rtt, synack_rtt, stats, f):  # type: i
 
 @parallel_kernel
 def _emit(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    chunks, base, out, m_ack, m_sent, m_kind, direction, time_ns, frame, columns
+    chunks, base, out, m_ack, m_sent, m_kind, offsets, time_ns, frame, columns
 ):
     """Copy each flow's merged samples to their final rows, with their columns."""
     flow, sent_dir, kind, t, rtt, ack_frame, sent_frame = columns
@@ -410,7 +424,7 @@ def _emit(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 s = m_sent[base[f] + j]
                 o = out[f] + j
                 flow[o] = f
-                sent_dir[o] = direction[s]
+                sent_dir[o] = 0 if s < offsets[2 * f + 1] else 1
                 kind[o] = m_kind[base[f] + j]
                 t[o] = time_ns[a]
                 rtt[o] = time_ns[a] - time_ns[s]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from tcplens.capture.table import MAX_SACK_BLOCKS, PacketTable
+from tcplens.capture.table import PacketTable
 from tcplens.tcp.compiled import empty, kernel
 from tcplens.tcp.events import flow_events
 from tcplens.tcp.flows import FlowAssignment
@@ -76,12 +76,9 @@ def build_segments(
     layout = group_by_flow(packets, fa)
     isn = np.stack([fa.isn_client, fa.isn_server], axis=1)
     n = layout.rows.shape[0]
-    n_sack = int(layout.sack_offsets[-1])
+    n_blocks = int(layout.sack_offsets[-1])
     seg = Segments(
         offsets=layout.offsets,
-        flow=empty(n, np.int32),
-        direction=empty(n, np.uint8),
-        packet_index=empty(n, np.int32),
         frame=empty(n, np.uint32),
         time_ns=empty(n, np.int64),
         seq=empty(n, np.int64),
@@ -90,16 +87,13 @@ def build_segments(
         window=empty(n, np.int32),
         flags=empty(n, np.uint16),
         sack_count=empty(n, np.uint8),
-        sack_rows=empty(n_sack, np.int64),
-        sack_left=empty(n_sack * MAX_SACK_BLOCKS, np.int64).reshape(n_sack, MAX_SACK_BLOCKS),
-        sack_right=empty(n_sack * MAX_SACK_BLOCKS, np.int64).reshape(n_sack, MAX_SACK_BLOCKS),
-        has_ts=empty(n, np.bool_),
-        ts_val=empty(n, np.uint32),
-        ts_ecr=empty(n, np.uint32),
+        sack_row=empty(n_blocks, np.int32),
+        sack_left_from_ack=empty(n_blocks, np.int32),
+        sack_right_from_ack=empty(n_blocks, np.int32),
         events=empty(n, np.uint32),
         resent=empty(n, np.bool_),
         bytes_in_flight=empty(n, np.int32),
-        window_headroom=empty(n, np.int64),
+        window_headroom=empty(n, np.int32),
     )
     # per-flow regions of the variable-length outputs (see flow_events): only the pages that
     # receive rows are ever touched, so the generous sizes cost address space, not memory
@@ -129,12 +123,7 @@ def build_segments(
         packets.sack_block_left,
         packets.sack_block_right,
         packets.has_ts,
-        packets.ts_val,
-        packets.ts_ecr,
         (
-            seg.flow,
-            seg.direction,
-            seg.packet_index,
             seg.frame,
             seg.time_ns,
             seg.flags,
@@ -143,17 +132,14 @@ def build_segments(
             seg.ack,
             seg.window,
             seg.sack_count,
-            seg.has_ts,
-            seg.ts_val,
-            seg.ts_ecr,
             seg.events,
             seg.resent,
             seg.bytes_in_flight,
             seg.window_headroom,
         ),
-        seg.sack_rows,
-        seg.sack_left,
-        seg.sack_right,
+        seg.sack_row,
+        seg.sack_left_from_ack,
+        seg.sack_right_from_ack,
         work,  # Karn queue links, indexed by Segments row
         empty(n, np.uint8),  # Karn queue state bits
         rtt_ack,

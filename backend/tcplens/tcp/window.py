@@ -28,8 +28,8 @@ def zero_window_spans(seg: Segments, spans: I64) -> ZeroWindowSpans:
     spans = spans[np.argsort(spans[:, 0], kind="stable")] if spans.size else spans.reshape(0, 3)
     s_row, e_row = spans[:, 0], spans[:, 1]
     return ZeroWindowSpans(
-        flow=seg.flow[s_row],
-        direction=seg.direction[s_row],
+        flow=seg.flow_of(s_row),
+        direction=seg.direction_of(s_row),
         start_ns=seg.time_ns[s_row],
         end_ns=seg.time_ns[e_row],
         start_frame=seg.frame[s_row],
@@ -45,12 +45,12 @@ def idle_gaps(seg: Segments, median_rtt_ns: I64, before: I32, after: I32) -> Idl
     one flow (capture order) more than :data:`IDLE_GAP_MIN_NS` apart, in ``(flow, capture
     order)`` order; ``median_rtt_ns`` is per flow (-1 when unknown).
     """
-    flow = seg.flow[after]
+    flow = seg.flow_of(after)
     threshold = np.maximum(IDLE_GAP_MIN_NS, IDLE_GAP_RTTS * np.maximum(median_rtt_ns[flow], 0))
     keep = seg.time_ns[after] - seg.time_ns[before] > threshold
     before, after = before[keep], after[keep]
     return IdleGaps(
-        flow=seg.flow[after],
+        flow=flow[keep],
         start_ns=seg.time_ns[before],
         end_ns=seg.time_ns[after],
         start_frame=seg.frame[before],

@@ -33,7 +33,7 @@ def test_rtt_samples_land_on_the_packet_that_completes_them() -> None:
     # The completing packet travels opposite to the data it times, at the sample's time.
     rows = np.flatnonzero(has)
     first = int(np.flatnonzero(rtt.frame == seg.frame[rows[0]])[0])
-    assert seg.direction[rows[0]] == 1 - rtt.direction[first]
+    assert seg.direction_of(rows[:1])[0] == 1 - rtt.direction[first]
     assert seg.time_ns[rows[0]] == rtt.time_ns[first]
     assert set(np.unique(columns["rtt_kind"][has])) <= {RTT_DATA_ACK, RTT_TIMESTAMP, 2, 3}
     assert (columns["rtt_kind"][~has] == -1).all()
@@ -52,9 +52,11 @@ def test_every_sack_block_of_the_receivers_acks() -> None:
     # Each packet carries as many blocks as it said; TShark counts 3711 on 2184 packets.
     assert (present.sum(axis=1) == seg.sack_count).all()
     assert int(present.sum()) == 3711 and int(present.any(axis=1).sum()) == 2184
-    assert (
-        lefts[seg.sack_rows] == np.where(present[seg.sack_rows], seg.sack_left[:, :3], -1)
-    ).all()
+    # one row per block: a packet's blocks in the order it sent them
+    left, right = seg.sack_edges()
+    nth = np.concatenate([np.arange(k) for k in seg.sack_count[np.unique(seg.sack_row)]])
+    assert (lefts[seg.sack_row, nth] == left).all() and (rights[seg.sack_row, nth] == right).all()
+    assert seg.sack_row.size == 3711
     # SACK blocks lie above the cumulative ACK they come with (RFC 2018 §3), right of left.
     acks = np.broadcast_to(seg.ack[:, None], lefts.shape)
     assert (lefts[present] > acks[present]).all()
@@ -73,4 +75,6 @@ def test_resent_column_counts_what_the_flow_reports() -> None:
     # 67 re-sent segments, all from the server; Wireshark flags only 4 of them `retransmission`.
     assert int(columns["resent"].sum()) == 67 == int(analysis.flows.retransmissions_s2c[0])
     assert int(((seg.events & RETRANSMISSION) != 0).sum()) == 4
-    assert (seg.direction[columns["resent"] == 1] == SERVER_TO_CLIENT).all()
+    resent = np.flatnonzero(columns["resent"] == 1)
+    assert (seg.direction_of(resent) == SERVER_TO_CLIENT).all()
+    assert (seg.direction_column()[resent] == SERVER_TO_CLIENT).all()

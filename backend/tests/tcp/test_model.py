@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from tcplens.tcp.model import (
@@ -10,6 +12,7 @@ from tcplens.tcp.model import (
     KEEP_ALIVE_ACK,
     RETRANSMISSION,
     Flows,
+    Segments,
     event_names,
 )
 
@@ -62,3 +65,46 @@ def test_handshake_rtt_is_unknown_when_either_half_is() -> None:
     )
     assert flows.handshake_rtt_ns.tolist() == [30, -1, -1]
     assert len(flows) == 3
+
+
+def _segments(offsets: list[int]) -> Segments:
+    """Segments with only ``offsets`` meaningful (every column zeros of its type)."""
+    n = offsets[-1]
+    columns = {
+        "frame": np.uint32, "time_ns": np.int64, "seq": np.int64, "payload_len": np.int32,
+        "ack": np.int64, "window": np.int32, "flags": np.uint16, "sack_count": np.uint8,
+        "events": np.uint32, "resent": np.bool_, "bytes_in_flight": np.int32,
+        "window_headroom": np.int32,
+    }  # fmt: skip
+    blocks = {
+        f: np.zeros(0, np.int32) for f in ("sack_row", "sack_left_from_ack", "sack_right_from_ack")
+    }
+    return Segments(
+        offsets=np.array(offsets, np.int64),
+        **{name: np.zeros(n, t) for name, t in columns.items()},
+        **blocks,
+    )
+
+
+def test_flow_and_direction_come_from_the_offsets() -> None:
+    # flow 0: 2 client packets, none from the server; flow 1: none from the client, 3 from the
+    # server; flow 2: 1 and 1
+    seg = _segments([0, 2, 2, 2, 5, 6, 7])
+    rows = np.arange(7)
+    assert seg.flow_of(rows).tolist() == [0, 0, 1, 1, 1, 2, 2]
+    assert seg.direction_of(rows).tolist() == [0, 0, 1, 1, 1, 0, 1]
+    assert seg.flow_column().tolist() == [0, 0, 1, 1, 1, 2, 2]
+    assert seg.direction_column().tolist() == [0, 0, 1, 1, 1, 0, 1]
+    assert seg.flow_of(np.array([6, 0])).tolist() == [2, 0]  # any order
+
+
+def test_sack_edges_are_relative_to_the_isn_like_ack() -> None:
+    seg = dataclasses.replace(
+        _segments([0, 3, 3]),
+        ack=np.array([1, 101, 201], np.int64),
+        sack_row=np.array([1, 1, 2], np.int32),
+        sack_left_from_ack=np.array([1000, 3000, -100], np.int32),  # -100: a D-SACK below ack
+        sack_right_from_ack=np.array([2000, 4000, 0], np.int32),
+    )
+    left, right = seg.sack_edges()
+    assert left.tolist() == [1101, 3101, 101] and right.tolist() == [2101, 4101, 201]

@@ -76,7 +76,7 @@ def test_flows_are_wiresharks_streams() -> None:
     for path in captures():
         result, oracle = analysed(path)
         seg = result.segments
-        flow_of = {int(f): int(fl) for f, fl in zip(seg.frame, seg.flow, strict=True)}
+        flow_of = {int(f): int(fl) for f, fl in zip(seg.frame, seg.flow_column(), strict=True)}
         pairs = {(flow_of[int(k)], v["stream"]) for k, v in oracle.items()}
         # a one-to-one mapping between our flows and Wireshark's tcp.stream
         assert len({p[0] for p in pairs}) == len(pairs) == len({p[1] for p in pairs}), path.name
