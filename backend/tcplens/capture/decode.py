@@ -291,7 +291,7 @@ def _address_id(
 
 @parallel_kernel
 def decode_packets(
-    buf: U8, data_offset: I64, record_header: int, big: bool, nanoseconds: bool, if_link: U16,
+    buf: U8, data_offset: I64, part_first: I64, part_pos: I64, record_header: int, big: bool, nanoseconds: bool, if_link: U16,
     first_row: int, ts_ns: I64, interface: U16, caplen: U32, origlen: U32,
     link_type: U16, status: U8, ip_version: U8, src_id: U32, dst_id: U32, ip_proto: U8,
     ip_total_len: U32, src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16,
@@ -303,6 +303,10 @@ def decode_packets(
 ) -> tuple[int, int]:  # fmt: skip
     """Decode every record into its row of the zero-filled columns (absent fields stay 0).
 
+    Rows ``part_first[p]`` to ``part_first[p + 1]`` are part ``p``; the parts run on all cores.
+    ``data_offset[i]`` is where row ``i``'s bytes start; with ``part_pos`` (a pcap walked by
+    ``pcap_walk``), it is written here instead: part ``p``'s first record header is at
+    ``part_pos[p]`` and each record's length gives the next (read anyway for the row).
     With ``record_header`` (pcap: 16), each packet's record header just before its bytes gives
     its timestamp and lengths (in the file's byte order ``big``), and its link type is
     ``if_link[0]`` (``interface``/``link_type`` are not written); without (pcapng), the walker
@@ -318,22 +322,26 @@ def decode_packets(
     blocks per row: each part writes from its first row's share of that room, then the parts'
     entries are moved down to follow each other (a copy of the few rows that have them).
     """
-    n = data_offset.shape[0]
-    parts = miss_count.shape[0]
+    parts = part_first.shape[0] - 1
+    walking = part_pos.shape[0] > 0
     hs_count = np.zeros(parts, np.int64)
     block_count = np.zeros(parts, np.int64)
     for p in numba.prange(parts):  # rows are independent: parts run on all cores
         cache_keys = np.zeros((2, 2), np.uint64)
         cache_ids = np.zeros(2, np.int64)  # both entries: ::, id 0
         misses = 0
-        lo = p * n // parts
+        lo = part_first[p]
         hw = hs_fill + lo
         sw = block_fill + MAX_SACK_BLOCKS * lo
-        for i in range(lo, (p + 1) * n // parts):
+        pos = part_pos[p] if walking else 0
+        for i in range(lo, part_first[p + 1]):
             if record_header:
+                if walking:
+                    data_offset[i] = pos + record_header
                 ts, captured, wire = pcap_record_header(
                     buf, data_offset[i] - record_header, big, nanoseconds
                 )
+                pos = data_offset[i] + captured
                 ts_ns[i] = ts
                 caplen[i] = captured
                 origlen[i] = wire
@@ -383,7 +391,7 @@ def decode_packets(
     hs_next = hs_fill
     block_next = block_fill
     for q in range(parts):  # the parts' entries, one after the other (moving down: in order)
-        part_start = q * n // parts
+        part_start = part_first[q]
         start = hs_fill + part_start
         for j in range(hs_count[q]):
             hs_row[hs_next + j] = hs_row[start + j]

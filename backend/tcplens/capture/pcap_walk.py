@@ -10,9 +10,9 @@ fails, the walk continues serially from where the verified walk got to, until it
 part's start, whose walk is then the true continuation. The result is the serial walk's in every
 case, the stop (truncation, corrupt record) included; only the time differs.
 
-Nothing is written per packet: each part keeps the position of one record in ``MARK_EVERY``, and
-the decoder re-walks a chunk's records from those marks (``PcapWalk.offsets``) into one reused
-buffer, on all cores, just before decoding it.
+Nothing is written per packet: each part keeps the position of one record in ``mark_every``, and
+the decoder walks each part of a chunk from one of those marks (``PcapWalk.chunks``), reading the
+record headers it decodes anyway.
 """
 
 from __future__ import annotations
@@ -30,10 +30,11 @@ from tcplens.capture.records import (
     MAX_RECORD,
     STOP_BAD,
     STOP_NEED_MORE,
+    DecodeChunk,
 )
 from tcplens.capture.table import I64, U8
 
-MARK_EVERY = 8192  # records between two kept positions (a power of two)
+MARK_EVERY = 16384  # records between two kept positions
 MIN_PART_BYTES = 4 << 20  # a smaller file, or part, is walked by one core
 PARTS_PER_THREAD = 4  # more parts than cores: a wrong guess costs a serial redo of one part only
 CHAIN = 8  # consecutive plausible record headers that make a guessed record start
@@ -88,14 +89,14 @@ def find_record_start(
 
 @parallel_kernel
 def walk_parts(
-    buf: U8, starts: I64, limits: I64, end: int, big: bool,
+    buf: U8, starts: I64, limits: I64, end: int, big: bool, every: int,
     counts: I64, ends: I64, stops: I64, infos: I64, marks: I64,
 ) -> None:  # fmt: skip
     """Walk part ``k`` from ``starts[k]`` while before ``limits[k]``, on all cores.
 
     Writes its record count, where it stopped and why (``_REACHED``, or the serial walk's
-    ``STOP_*`` and ``info``), and the position of its records ``0, MARK_EVERY, 2 * MARK_EVERY…``
-    in ``marks[k]``. The checks are the serial walk's (``pcap.walk_pcap_records``).
+    ``STOP_*`` and ``info``), and the position of its records ``0, every, 2 * every…`` in
+    ``marks[k]``. The checks are the serial walk's (``pcap.walk_pcap_records``).
     """
     for k in numba.prange(starts.shape[0]):
         pos = starts[k]
@@ -103,6 +104,7 @@ def walk_parts(
         n = 0
         stop = _REACHED
         info = 0
+        left = 0  # records before the next mark
         while pos < limit:
             if end - pos < RECORD_HEADER_LEN:
                 stop = STOP_NEED_MORE
@@ -117,8 +119,10 @@ def walk_parts(
                 stop = STOP_NEED_MORE
                 info = RECORD_HEADER_LEN + incl
                 break
-            if n & (MARK_EVERY - 1) == 0:
-                marks[k, n // MARK_EVERY] = pos
+            if left == 0:
+                marks[k, n // every] = pos
+                left = every
+            left -= 1
             n += 1
             pos += RECORD_HEADER_LEN + incl
         counts[k] = n
@@ -127,33 +131,15 @@ def walk_parts(
         infos[k] = info
 
 
-@parallel_kernel
-def index_records(
-    buf: U8, big: bool, pos: I64, skip: I64, at: I64, count: I64, data_offset: I64
-) -> None:
-    """For each run ``j``: from the record at ``pos[j]``, pass ``skip[j]`` records, then write
-    where the bytes of the next ``count[j]`` records start into ``data_offset[at[j]:]``.
-    The runs' records were checked by ``walk_parts``."""
-    for j in numba.prange(pos.shape[0]):
-        p = pos[j]
-        for _ in range(skip[j]):
-            p += RECORD_HEADER_LEN + read_u32(buf, p + 8, big)
-        for i in range(at[j], at[j] + count[j]):
-            data_offset[i] = p + RECORD_HEADER_LEN
-            p += RECORD_HEADER_LEN + read_u32(buf, p + 8, big)
-
-
 @dataclass
 class PcapWalk:
     """Where the records of a mapped pcap are: ``rows`` records, then the walk's stop at ``pos``.
 
-    ``mark_row[j]``/``mark_pos[j]``: row and position of a record, every ≤ ``MARK_EVERY`` rows
+    ``mark_row[j]``/``mark_pos[j]``: row and position of a record, every ≤ ``mark_every`` rows
     (``mark_row`` ends with ``rows``). ``redone``: how many stretches were walked again
     serially because a guessed record start was wrong.
     """
 
-    buf: U8
-    big: bool
     rows: int
     pos: int
     stop: int
@@ -162,28 +148,32 @@ class PcapWalk:
     mark_pos: I64
     redone: int
 
-    def offsets(self, first: int, last: int, out: I64) -> I64:
-        """Where the bytes of records ``[first, last)`` start, in ``out[: last - first]``."""
+    def chunks(self, rows: int, out: I64, chunk_rows: int, parts: int) -> list[DecodeChunk]:
+        """Chunks of ≤ ``chunk_rows`` rows starting at marks, in parts from mark to mark (the
+        walk's ``mark_every`` decides how many parts; ``parts`` is not used)."""
         mark_row, mark_pos = self.mark_row, self.mark_pos
-        j0 = int(np.searchsorted(mark_row, first, "right")) - 1
-        j1 = int(np.searchsorted(mark_row, last, "left"))
-        rows = mark_row[j0 : j1 + 1]
-        begin = np.maximum(rows[:-1], first)
-        count = np.minimum(rows[1:], last) - begin
-        index_records(
-            self.buf, self.big, mark_pos[j0:j1], begin - rows[:-1], begin - first, count, out
-        )
-        return out[: last - first]
+        chunks = []
+        j, marks = 0, mark_pos.shape[0]
+        while j < marks:  # per chunk of marks, not per packet
+            k = j + 1
+            while k < marks and mark_row[k + 1] - mark_row[j] <= chunk_rows:
+                k += 1
+            first, last = int(mark_row[j]), int(mark_row[k])
+            part_first = mark_row[j : k + 1] - first
+            chunks.append(DecodeChunk(first, last, out[: last - first], part_first, mark_pos[j:k]))
+            j = k
+        return chunks
 
 
 def walk_pcap(
     buf: U8, start: int, end: int, header: PcapHeader, *, parts: int | None = None,
-    min_part: int | None = None,
+    min_part: int | None = None, mark_every: int = MARK_EVERY,
 ) -> PcapWalk:  # fmt: skip
     """Walk the records of ``buf[start:end]`` (the whole file) on all cores.
 
     ``parts`` (default: ``PARTS_PER_THREAD`` per thread) and ``min_part`` (default
-    ``MIN_PART_BYTES``) bound how the file is cut; the result does not depend on them.
+    ``MIN_PART_BYTES``) bound how the file is cut; the result does not depend on them. A
+    record's position is kept every ``mark_every`` records of a part (and at each part's start).
     """
     size = end - start
     most = max(1, size // (MIN_PART_BYTES if min_part is None else min_part))
@@ -200,7 +190,8 @@ def walk_pcap(
         )  # fmt: skip
         if guess >= 0:
             starts.append(guess)
-    found = _walk(buf, starts, [*starts[1:], end + 1], end, header.big_endian)
+    big = header.big_endian
+    found = _walk(buf, starts, [*starts[1:], end + 1], end, big, mark_every)
     segments = []  # (first row, part results, part index)
     pos, row, j, redone = start, 0, 0, 0
     while True:
@@ -210,7 +201,7 @@ def walk_pcap(
             j += 1
         else:  # a wrong guess: walk serially up to the next guessed start
             limit = starts[j] if j < len(starts) else end + 1
-            part, index = _walk(buf, [pos], [limit], end, header.big_endian), 0
+            part, index = _walk(buf, [pos], [limit], end, big, mark_every), 0
             redone += 1
         counts, ends, stops, infos, marks = part
         segments.append((row, int(counts[index]), marks[index]))
@@ -219,25 +210,25 @@ def walk_pcap(
         if stops[index] != _REACHED:
             break
     mark_row = np.concatenate(
-        [first + MARK_EVERY * np.arange(-(-n // MARK_EVERY)) for first, n, _ in segments]
+        [first + mark_every * np.arange(-(-n // mark_every)) for first, n, _ in segments]
         + [np.array([row])]
     ).astype(np.int64)
     mark_pos = np.concatenate(
-        [m[: -(-n // MARK_EVERY)] for _, n, m in segments] + [np.zeros(0, np.int64)]
+        [m[: -(-n // mark_every)] for _, n, m in segments] + [np.zeros(0, np.int64)]
     )
     stop, info = int(stops[index]), int(infos[index])
-    return PcapWalk(buf, header.big_endian, row, pos, stop, info, mark_row, mark_pos, redone)
+    return PcapWalk(row, pos, stop, info, mark_row, mark_pos, redone)
 
 
 def _walk(
-    buf: U8, starts: list[int], limits: list[int], end: int, big: bool
+    buf: U8, starts: list[int], limits: list[int], end: int, big: bool, every: int
 ) -> tuple[I64, I64, I64, I64, I64]:
     k = len(starts)
     longest = max(limit - first for first, limit in zip(starts, limits, strict=True))
-    marks = np.empty((k, longest // RECORD_HEADER_LEN // MARK_EVERY + 2), np.int64)
+    marks = np.empty((k, longest // RECORD_HEADER_LEN // every + 2), np.int64)
     counts, ends, stops, infos = (np.empty(k, np.int64) for _ in range(4))
     walk_parts(
-        buf, np.array(starts, np.int64), np.array(limits, np.int64), end, big,
+        buf, np.array(starts, np.int64), np.array(limits, np.int64), end, big, every,
         counts, ends, stops, infos, marks,
     )  # fmt: skip
     return counts, ends, stops, infos, marks

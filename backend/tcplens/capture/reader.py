@@ -175,7 +175,8 @@ class _Reading:
         """pcap: index the window's records, then allocate exactly and decode them."""
         buffer = self.buffer
         if isinstance(buffer, MappedBuffer):  # the whole file, walked on all cores
-            walk = walk_pcap(buffer.buf, pos, buffer.fill, walker.header)
+            every = max(1, DECODE_CHUNK // _PARTS)  # the decoder's parts start at the marks
+            walk = walk_pcap(buffer.buf, pos, buffer.fill, walker.header, mark_every=every)
             # the decoding maps the pages again, chunk by chunk: resident memory stays the table
             # plus a chunk, not plus the file (refaulting costs ~0.05 s of system time at 5M)
             buffer.release_all()
@@ -232,22 +233,26 @@ class _Reading:
         big = pcap is not None and pcap.big_endian
         nanoseconds = pcap is not None and pcap.nanoseconds
         udp_payload = np.empty(min(n, DECODE_CHUNK), np.int64)
-        chunk_offsets = np.empty(min(n, DECODE_CHUNK), np.int64)
+        chunks = index.chunks(n, np.empty(min(n, DECODE_CHUNK), np.int64), DECODE_CHUNK, _PARTS)
+        parts = max((c.part_first.shape[0] - 1 for c in chunks), default=1)
+        largest = max((int(np.diff(c.part_first).max()) for c in chunks), default=0)
         book = self.addresses
-        misses = np.empty(_PARTS, np.int64)
-        room = 2 * (-(-min(n, DECODE_CHUNK) // _PARTS))  # two addresses per row of a part
-        miss_row = np.empty((_PARTS, room), np.int64)
-        miss_key = anonymous_memory(16 * _PARTS * room).view(np.uint64).reshape(_PARTS, room, 2)
+        all_misses = np.empty(parts, np.int64)
+        room = 2 * largest  # two addresses per row of a part
+        all_miss_row = np.empty((parts, room), np.int64)
+        all_miss_key = anonymous_memory(16 * parts * room).view(np.uint64).reshape(parts, room, 2)
         handshake, blocks = columns.handshake, columns.sack_blocks
-        for first in range(0, n, DECODE_CHUNK):
-            last = min(n, first + DECODE_CHUNK)
+        for chunk in chunks:
+            first, last, offsets = chunk.first, chunk.last, chunk.offsets
             c = {name: column[first:last] for name, column in columns.dense.items()}
-            offsets = index.offsets(first, last, chunk_offsets)
+            k = chunk.part_first.shape[0] - 1
+            misses, miss_row, miss_key = all_misses[:k], all_miss_row[:k], all_miss_key[:k]
             udp = udp_payload[: last - first]
             h = handshake.room(last - first)
             b = blocks.room(MAX_SACK_BLOCKS * (last - first))
             handshake.fill, blocks.fill = decode_packets(
-                buffer.buf, offsets, walker.record_header, big, nanoseconds, walker.if_link,
+                buffer.buf, offsets, chunk.part_first, chunk.part_pos, walker.record_header, big,
+                nanoseconds, walker.if_link,
                 self.rows + first, c["ts_ns"], c.get("interface", _UNUSED), c["caplen"],
                 c["origlen"], c.get("link_type", _UNUSED), c["status"], c["ip_version"],
                 c["src_id"], c["dst_id"], c["ip_proto"], c["ip_total_len"], c["src_port"],

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+
 from tcplens.capture.table import I64, U16, U32
 
 # A record longer than this is corrupt: libpcap's MAXIMUM_SNAPLEN, also Wireshark's limit
@@ -58,12 +60,29 @@ class RecordColumns:
     interface: U16
 
 
+@dataclass(frozen=True)
+class DecodeChunk:
+    """Rows ``[first, last)``, decoded in one call, in parts ``part_first`` (row bounds in the
+    chunk); ``offsets``: where each row's bytes start, or, with ``part_pos`` (where each part's
+    first record is), the buffer the decoder writes them into."""
+
+    first: int
+    last: int
+    offsets: I64
+    part_first: I64
+    part_pos: I64
+
+
 class RecordIndex(Protocol):
     """Where each record's bytes start, handed to the decoder a chunk of rows at a time."""
 
-    def offsets(self, first: int, last: int, out: I64) -> I64:
-        """The offsets of records ``[first, last)``: a view, or written into ``out``."""
+    def chunks(self, rows: int, out: I64, chunk_rows: int, parts: int) -> list[DecodeChunk]:
+        """Chunks of ≤ ``chunk_rows`` rows covering ``[0, rows)``, in about ``parts`` parts each;
+        ``out`` has room for the rows of one."""
         ...
+
+
+_NO_POSITIONS = np.zeros(0, np.int64)
 
 
 @dataclass(frozen=True)
@@ -72,5 +91,13 @@ class IndexedRecords:
 
     data_offset: I64
 
-    def offsets(self, first: int, last: int, out: I64) -> I64:
-        return self.data_offset[first:last]
+    def chunks(self, rows: int, out: I64, chunk_rows: int, parts: int) -> list[DecodeChunk]:
+        chunks = []
+        for first in range(0, rows, chunk_rows):
+            last = min(rows, first + chunk_rows)
+            part_first = np.arange(parts + 1) * (last - first) // parts
+            chunk = DecodeChunk(
+                first, last, self.data_offset[first:last], part_first, _NO_POSITIONS
+            )
+            chunks.append(chunk)
+        return chunks

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tcplens.capture import pcap_walk, read_capture
+from tcplens.capture import pcap_walk, read_capture, reader
 from tcplens.capture.pcap import PcapHeader, parse_file_header, walk_pcap_records
 from tcplens.capture.pcap_walk import CHAIN, walk_pcap
 from tcplens.capture.records import STOP_BAD, STOP_NEED_MORE
@@ -49,14 +49,20 @@ def _serial(data: bytes) -> tuple[list[int], int, int, int]:
 
 
 def _parallel(data: bytes, parts: int) -> tuple[list[int], int, int, int, int]:
+    """The walk in ``parts``, and the offsets the decoder finds by walking from its marks."""
     header = parse_file_header(data[:24])
     buf = np.frombuffer(data, np.uint8)
-    walk = walk_pcap(buf, 24, len(data), header, parts=parts, min_part=1)
-    out = np.empty(walk.rows, np.int64)
+    walk = walk_pcap(buf, 24, len(data), header, parts=parts, min_part=1, mark_every=5)
     offsets: list[int] = []
-    for first in range(0, walk.rows, 97):  # in chunks that cut the marked runs anywhere
-        last = min(walk.rows, first + 97)
-        offsets += walk.offsets(first, last, out).tolist()
+    for chunk in walk.chunks(walk.rows, np.empty(23, np.int64), 23, 4):
+        assert chunk.first == len(offsets) and 0 < chunk.last - chunk.first <= 23
+        for p, pos in enumerate(chunk.part_pos.tolist()):
+            assert 0 < chunk.part_first[p + 1] - chunk.part_first[p] <= 5
+            for _ in range(chunk.part_first[p + 1] - chunk.part_first[p]):
+                offsets.append(pos + 16)
+                (captured,) = struct.unpack_from(">I" if header.big_endian else "<I", data, pos + 8)
+                pos += 16 + captured
+    assert len(offsets) == walk.rows
     return offsets, walk.pos, walk.stop, walk.info, walk.redone
 
 
@@ -156,9 +162,10 @@ def test_header_without_snaplen_still_guesses() -> None:
     assert _same_at_every_cut(bytes(data)) == 0
 
 
+@pytest.mark.parametrize("chunk", [1 << 17, 50])
 @pytest.mark.parametrize("tail", ["whole", "cut", "corrupt"])
 def test_mapped_file_read_in_parts_equals_the_stream_read(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tail: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tail: str, chunk: int
 ) -> None:
     data = bytearray(_capture(3000))
     if tail == "cut":
@@ -169,6 +176,7 @@ def test_mapped_file_read_in_parts_equals_the_stream_read(
     path = tmp_path / "parts.pcap"
     path.write_bytes(bytes(data))
     monkeypatch.setattr(pcap_walk, "MIN_PART_BYTES", 1000)  # as many parts as it takes
+    monkeypatch.setattr(reader, "DECODE_CHUNK", chunk)  # 50: decoded from a mark every 6 rows
     mapped = read_capture(path)
     streamed = read_capture(io.BytesIO(bytes(data)))
     assert mapped.info == streamed.info
