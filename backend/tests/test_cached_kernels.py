@@ -56,6 +56,8 @@ import sys
 from tcplens.commands.cached_kernels import load_cached_kernels_quickly
 load_cached_kernels_quickly()
 load_cached_kernels_quickly()  # idempotent
+assert "yaml" not in sys.modules  # numba imported without it
+import yaml  # and it still imports afterwards
 import numba
 import numpy as np
 from kernels import weighted_sum, zeros
@@ -89,6 +91,27 @@ print("loaded")
 """
 
 
+UNVERIFIED_NUMBA_KEEPS_ITS_OWN_PATH = """
+import numba
+import numpy as np
+numba.__version__ = "0.99.0"  # a version the hooks were not checked against
+from numba.core import caching, codegen, environment
+from tcplens.commands.cached_kernels import load_cached_kernels_quickly, numba_verified
+load_cached_kernels_quickly()
+assert not numba_verified()
+assert not hasattr(codegen.CPUCodeLibrary, "_lazy_linking")
+assert not getattr(environment._rebuild_env, "imports_nothing", False)
+assert not getattr(caching.Cache.load_overload, "skips_registry_refresh", False)
+from kernels import weighted_sum, zeros
+
+assert weighted_sum(np.arange(5), 3) == 30  # loaded from the cache by numba itself
+assert zeros(3).tolist() == [0, 0, 0]
+(library,) = [o.library for o in weighted_sum.overloads.values()]
+assert "_linking_bitcode" not in vars(library) and library._shared_module is not None
+print("own path")
+"""
+
+
 def _run(folder: Path, script: str) -> str:
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(script)],
@@ -103,6 +126,18 @@ def test_elf_symbols_match_the_bitcode_and_cached_kernels_load_lazily(tmp_path: 
     assert _run(tmp_path, COMPILE_AND_COMPARE_SYMBOLS).strip() == "compiled"
     assert list((tmp_path / "__pycache__").glob("kernels.weighted_sum-*.nbc"))
     assert _run(tmp_path, LOAD_LAZILY_THEN_LINK).strip() == "loaded"
+    assert _run(tmp_path, UNVERIFIED_NUMBA_KEEPS_ITS_OWN_PATH).strip() == "own path"
+
+
+def test_the_installed_numba_is_one_the_hooks_were_checked_against() -> None:
+    # Fails after a numba upgrade on purpose: tcplens analyze would silently load kernels the
+    # slow way. Read the internals cached_kernels.py replaces in the new version, then add it
+    # to VERIFIED_NUMBA.
+    import numba
+
+    from tcplens.commands.cached_kernels import numba_verified
+
+    assert numba_verified(), f"numba {numba.__version__}: check cached_kernels.py against it"
 
 
 def test_not_an_elf_object_leaves_numba_to_scan_the_bitcode() -> None:

@@ -1,15 +1,17 @@
 """Load numba's cached kernels with only the work running them needs (``tcplens analyze``).
 
-numba loads a cached kernel in three costly steps, two of which only serve compiling *new*
-code: it refreshes its whole compiler registry, and it parses the kernel's LLVM bitcode (kept in
-the cache next to the machine code so that a later compilation can inline it) and walks every
-function in it to learn which symbols the kernel defines. A run that finds all its kernels in
-the cache compiles nothing, so here both wait until a compilation asks for them; the symbols
-come from the machine code's own ELF symbol table instead. Measured on a 6-packet capture (19
-kernels, 2 cores, same minute): user CPU 0.80 -> 0.65 s for the bitcode step alone.
+Much of what numba does when it loads a cached kernel only serves compiling *new* code, which a
+run that finds all its kernels in the cache never does: refreshing its whole compiler registry,
+parsing each kernel's LLVM bitcode (kept so that a later compilation can inline it) and walking
+it for the symbols it defines, importing numba modules for environments only object mode reads,
+compiling its own runtime module, scanning installed packages for extensions, importing PyYAML.
+Here each waits until a compilation asks for it (or is skipped); the symbols come from the
+machine code's own ELF symbol table. A 6-packet capture (19 kernels) went from 0.73 to ~0.28 s
+of user CPU with these and the one-shot process settings (tcplens.cli).
 
-Every hook checks that numba still has the internals it replaces and leaves numba as it is
-otherwise; a kernel missing from the cache is compiled exactly as before.
+The hooks are installed only for the numba versions they were checked against
+(``VERIFIED_NUMBA``), and each also checks that numba still has the internals it replaces;
+otherwise numba loads kernels its own way. A kernel missing from the cache is compiled as before.
 """
 
 from __future__ import annotations
@@ -26,13 +28,55 @@ _SECTION_HEADER = struct.Struct("<IIQQQQIIQQ")  # Elf64_Shdr
 _SYMBOL = struct.Struct("<IBBHQQ")  # Elf64_Sym
 
 
+# numba versions whose internals the hooks were read against and tested with (numba/core/
+# caching.py, codegen.py, environment.py, entrypoints.py, runtime/nrt*.py). Any other version
+# keeps numba's own loading path: add it here only after checking those files again.
+VERIFIED_NUMBA = ((0, 68),)
+
+
 def load_cached_kernels_quickly() -> None:
-    """Install the hooks (idempotent, process-wide)."""
+    """Install the hooks (idempotent, process-wide) when numba is a verified version."""
+    _import_numba_without_yaml()
+    if not numba_verified():
+        return
     _skip_registry_refresh()
     _compile_runtime_when_linked()
     _link_lazily()
     _environments_without_imports()
     _skip_extension_entry_points()
+
+
+def numba_verified() -> bool:
+    """Whether the installed numba is one the hooks were written for (``VERIFIED_NUMBA``)."""
+    try:
+        import numba
+    except ImportError:
+        return False
+    try:
+        major_minor = tuple(int(part) for part in numba.__version__.split(".")[:2])
+    except (AttributeError, ValueError):
+        return False
+    return major_minor in VERIFIED_NUMBA
+
+
+def _import_numba_without_yaml() -> None:
+    """Import numba without PyYAML, when neither is imported yet.
+
+    numba.core.config imports PyYAML whenever it is installed (the service's dependencies bring
+    it), only to read a ``.numba_config.yaml`` in the current directory, which is no business of
+    an analysis run from wherever the user stands (``NUMBA_*`` environment variables still
+    apply): 10-20 ms of CPU. A ``None`` in ``sys.modules`` makes that import fail as if PyYAML
+    were absent (the documented way); the entry is removed again at once.
+    """
+    if "numba" in sys.modules or "yaml" in sys.modules:
+        return
+    sys.modules["yaml"] = None  # type: ignore[assignment]
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        pass
+    finally:
+        del sys.modules["yaml"]
 
 
 def _skip_registry_refresh() -> None:
