@@ -58,6 +58,8 @@ load_cached_kernels_quickly()
 load_cached_kernels_quickly()  # idempotent
 assert "yaml" not in sys.modules  # numba imported without it
 import yaml  # and it still imports afterwards
+from numba.core import caching
+assert caching._CacheLocator.ensure_cache_path.once_per_folder
 import numba
 import numpy as np
 from kernels import weighted_sum, zeros
@@ -102,6 +104,7 @@ assert not numba_verified()
 assert not hasattr(codegen.CPUCodeLibrary, "_lazy_linking")
 assert not getattr(environment._rebuild_env, "imports_nothing", False)
 assert not getattr(caching.Cache.load_overload, "skips_registry_refresh", False)
+assert not getattr(caching._CacheLocator.ensure_cache_path, "once_per_folder", False)
 from kernels import weighted_sum, zeros
 
 assert weighted_sum(np.arange(5), 3) == 30  # loaded from the cache by numba itself
