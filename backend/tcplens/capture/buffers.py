@@ -23,22 +23,6 @@ STREAM_BUFFER = 8 << 20  # bytes read from a stream at a time
 MAX_HELD = 16 << 20  # the largest single block held whole (packets are ≤ 256 KiB + options)
 
 
-def anonymous_memory(nbytes: int, *, populate: bool = False) -> U8:
-    """``nbytes`` of zero-filled memory mapped for this array alone, freed with its last view.
-
-    Not ``np.empty``/``np.zeros``: numpy asks for transparent huge pages on arrays ≥ 4 MiB, and
-    on this shared machine their first touches stall in memory compaction (see
-    ``reader._allocate``). ``populate`` faults every page in at once (``MAP_POPULATE``, Linux),
-    which costs the kernel about half of taking the faults one page at a time.
-    """
-    if nbytes == 0:
-        return np.zeros(0, np.uint8)
-    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
-    if populate:
-        flags |= getattr(mmap, "MAP_POPULATE", 0)
-    return np.frombuffer(mmap.mmap(-1, nbytes, flags=flags), np.uint8)
-
-
 class CaptureBuffer(ABC):
     """``buf[:fill]`` holds the bytes from stream offset ``base``; ``eof``: nothing follows."""
 

@@ -16,12 +16,13 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from tcplens.capture.addresses import AddressBook, resolve_misses
-from tcplens.capture.buffers import MAX_HELD, CaptureBuffer, MappedBuffer, anonymous_memory
+from tcplens.capture.buffers import MAX_HELD, CaptureBuffer, MappedBuffer
 from tcplens.capture.compression import DEFAULT_MAX_BYTES, sniff_format
 from tcplens.capture.decode import decode_packets
 from tcplens.capture.dns import DnsCollector
 from tcplens.capture.errors import CompressionError, MalformedCaptureError, NotACaptureError
 from tcplens.capture.link import DECODED_LINK_TYPES
+from tcplens.capture.memory import anonymous_memory
 from tcplens.capture.pcap import FILE_HEADER_LEN, PcapWalker, parse_file_header
 from tcplens.capture.pcap_walk import walk_pcap
 from tcplens.capture.pcapng import PcapngWalker

@@ -1,0 +1,103 @@
+"""Fresh memory for the per-packet arrays: how it is mapped and when its pages are faulted in.
+
+Fresh memory is the largest per-packet cost of the analysis (~245 bytes per packet at 5M
+packets in session 3): the kernel zeroes and maps every page on its first use. Measured on the
+2-core Firecracker VM the project runs on (kernel 6.18), CPU time per byte:
+
+* 4 KiB pages faulted by first touch: 0.55-0.75 ns; populated at once (``MADV_POPULATE_WRITE``,
+  Linux 5.14, or ``MAP_POPULATE``): 0.33-0.38 ns, whether the memory was just freed or not,
+  and split over the cores the populating scales with them;
+* transparent huge pages: 0.09-0.16 ns when the 2 MiB blocks are warm, but 2.4-2.8 ns of CPU
+  (7-9 ns of wall time) cold: the VM's balloon reports free 2 MiB blocks back to the host
+  about 2 s after they are freed (virtio-balloon free page reporting), and the host faults
+  them in again. Only a run starting < 2 s after another freed its huge pages finds them warm,
+  and only as many as were freed. A guard that populated huge pages step by step and fell back
+  to 4 KiB pages at the first cold step worked (it cost one 2 MiB step) but found them warm
+  only for the first few tens of MiB of a run: a run that falls back frees 4 KiB pages, so
+  the next one finds no warm huge pages either. Unguarded, the first run of a sequence took
+  2-3 s longer at 5M packets. So huge pages are not used (numpy's advice is off as well:
+  ``heap.reuse_freed_memory``).
+
+Nothing here is per packet: one mapping per array (or per arena of columns), populated in a
+few system calls.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import mmap
+import os
+import sys
+import threading
+
+import numpy as np
+import numpy.typing as npt
+
+U8 = npt.NDArray[np.uint8]
+
+_MADV_POPULATE_WRITE = 23  # linux/mman.h, Linux 5.14
+# smaller ranges populate in one call: starting and joining a thread costs ~0.1-0.3 ms, the
+# time to populate 0.3-0.8 MiB
+_PARALLEL_MIN = 8 << 20
+
+
+def _libc_madvise() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
+    try:
+        madvise = ctypes.CDLL(None, use_errno=True).madvise
+    except (OSError, AttributeError):
+        return None
+    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    madvise.restype = ctypes.c_int
+    return madvise
+
+
+_madvise = _libc_madvise()
+_can_populate = _madvise is not None and sys.platform.startswith("linux")
+
+
+def _populate(address: int, nbytes: int) -> None:
+    """Fault in ``nbytes`` at ``address`` for writing (on an older kernel: note it cannot)."""
+    global _can_populate
+    assert _madvise is not None
+    if _madvise(address, nbytes, _MADV_POPULATE_WRITE) != 0 and ctypes.get_errno() == errno.EINVAL:
+        _can_populate = False  # Linux < 5.14; ENOMEM: the first touches will meet it
+
+
+def _populate_parallel(address: int, nbytes: int) -> None:
+    """Populate on every core: the caller waits for the memory anyway, and the kernel's page
+    allocation scales across cores (0.36 ns/B each)."""
+    cores = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, 4)
+    if cores == 1 or nbytes < _PARALLEL_MIN:
+        _populate(address, nbytes)
+        return
+    part = -(-nbytes // cores) // mmap.PAGESIZE * mmap.PAGESIZE
+    threads = [
+        threading.Thread(target=_populate, args=(address + start, min(part, nbytes - start)))
+        for start in range(part, nbytes, part)
+    ]
+    for thread in threads:
+        thread.start()
+    _populate(address, part)
+    for thread in threads:
+        thread.join()
+
+
+def anonymous_memory(nbytes: int, *, populate: bool = False) -> U8:
+    """``nbytes`` of zero-filled memory mapped for this array alone, freed with its last view.
+
+    Not ``np.empty``/``np.zeros``: numpy asks for transparent huge pages on arrays ≥ 4 MiB,
+    which are cold on this VM (module docstring). ``populate``: every byte will be written
+    soon, so fault all its pages in now, on all cores. Otherwise pages are faulted in by their
+    first touch, and pages never touched (sparse columns, generous regions) cost address space
+    only.
+    """
+    if nbytes == 0:
+        return np.zeros(0, np.uint8)
+    mapping = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    memory = np.frombuffer(mapping, np.uint8)
+    if populate and _can_populate:
+        _populate_parallel(memory.ctypes.data, nbytes)
+    if populate and not _can_populate:
+        memory[:: mmap.PAGESIZE] = 0  # no MADV_POPULATE_WRITE: touch each page once
+    return memory

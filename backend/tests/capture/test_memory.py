@@ -1,0 +1,69 @@
+"""Fresh memory for the per-packet arrays: zero-filled, and populated when asked.
+
+Page residency is read from the minor page faults the process takes when it then writes every
+page (``getrusage``): populated memory takes none, memory faulted by first touch one per page.
+"""
+
+from __future__ import annotations
+
+import mmap
+import resource
+import sys
+
+import numpy as np
+import pytest
+
+from tcplens.capture import memory
+from tcplens.capture.memory import anonymous_memory
+from tcplens.tcp.compiled import empty
+
+MIB = 1 << 20
+linux_only = pytest.mark.skipif(sys.platform != "linux", reason="MADV_POPULATE_WRITE is Linux's")
+
+
+def faults_writing(array: np.ndarray) -> int:
+    """Minor page faults taken while writing one byte of each page of ``array``."""
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    array.view(np.uint8)[:: mmap.PAGESIZE] = 1
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+
+def test_memory_is_zero_filled_and_sized() -> None:
+    for populate in (False, True):
+        array = anonymous_memory(3 * MIB + 5, populate=populate)
+        assert array.shape == (3 * MIB + 5,)
+        assert array.dtype == np.uint8
+        assert not array.any()
+    assert anonymous_memory(0, populate=True).shape == (0,)
+
+
+@linux_only
+def test_populated_memory_takes_no_page_faults_when_written() -> None:
+    pages = 64 * MIB // mmap.PAGESIZE  # above the size populated on all cores
+    lazy = anonymous_memory(64 * MIB)
+    assert faults_writing(lazy) >= pages // 2  # first touches fault (fault-around may batch)
+    populated = anonymous_memory(64 * MIB + 5, populate=True)
+    assert faults_writing(populated) < pages // 100
+    small = anonymous_memory(MIB, populate=True)  # populated in one call
+    assert faults_writing(small) < 16
+
+
+@linux_only
+def test_empty_populates_only_when_asked() -> None:
+    n = 8 * MIB  # int64: 64 MiB
+    dense = empty(n, np.int64, populate=True)
+    assert dense.shape == (n,) and dense.dtype == np.int64
+    assert faults_writing(dense) < n * 8 // mmap.PAGESIZE // 100
+    sparse = empty(n, np.int64)  # numba's runtime: glibc maps it, pages faulted on first touch
+    assert sparse.shape == (n,) and sparse.dtype == np.int64
+    assert faults_writing(sparse) >= n * 8 // mmap.PAGESIZE // 2
+
+
+def test_without_madv_populate_write_pages_are_touched_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(memory, "_can_populate", False)  # a kernel older than 5.14
+    array = anonymous_memory(48 * MIB, populate=True)
+    assert not array.any()
+    if sys.platform == "linux":
+        assert faults_writing(array) < 48 * MIB // mmap.PAGESIZE // 100
