@@ -88,8 +88,11 @@ def byte(b: U8, pos: int) -> int:
     """The byte at ``pos`` as a signed 64-bit integer.
 
     Not ``int(b[pos])``: numba types that as uint64, and uint64 mixed with int64 is float64.
+    The index is unsigned (callers checked ``0 <= pos < len(b)``): a signed one makes numba
+    wrap negative indices around, a select per byte that keeps LLVM from merging the byte
+    reads of ``read_u16``/``read_u32`` into one load (decode: 45 -> 35 ns of CPU per packet).
     """
-    return np.int64(b[pos])  # type: ignore[return-value]  # numpy int64 is an int to numba
+    return np.int64(b[np.uint64(pos)])  # type: ignore[return-value]  # an int to numba
 
 
 @kernel
