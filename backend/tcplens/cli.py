@@ -79,8 +79,9 @@ def _end_one_shot(code: int) -> NoReturn:
     the flushes here are for anything left in the buffers (a broken pipe was already answered).
     """
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
+        if stream is not None:  # None: the process started with that descriptor closed
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
     os._exit(code)
 
 

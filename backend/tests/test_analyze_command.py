@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -128,6 +129,18 @@ def test_the_program_keeps_its_exit_codes_and_one_line_errors(tmp_path: Path) ->
     assert unreadable.stderr.startswith(f"tcplens: {bogus}: ".encode())
     usage = _analyze_program(str(bogus), stdout=subprocess.PIPE)  # no --json
     assert usage.returncode == 2 and b"--json" in usage.stderr
+
+
+def test_the_program_says_so_when_its_output_is_closed() -> None:
+    # `tcplens analyze x.pcap --json >&-`: one line on stderr and exit 1, not a traceback
+    require(PRACTICAL)
+    closed = subprocess.run(
+        [sys.executable, "-m", "tcplens.cli", "analyze", str(PRACTICAL / "tcp_dupack.pcapng"),
+         "--json"],
+        stderr=subprocess.PIPE, timeout=600, check=False, preexec_fn=lambda: os.close(1),
+    )  # fmt: skip
+    assert closed.returncode == 1
+    assert closed.stderr == b"tcplens: standard output is closed, nowhere to write the result\n"
 
 
 def test_the_program_exits_0_when_the_reader_leaves_early() -> None:

@@ -30,6 +30,12 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         print("tcplens analyze: --json is required (the only output format)", file=sys.stderr)
         return EXIT_USAGE
+    if sys.stdout is None:  # started with its standard output closed (`>&-`): nowhere to write
+        if sys.stderr is not None:
+            print(
+                "tcplens: standard output is closed, nowhere to write the result", file=sys.stderr
+            )
+        return EXIT_INTERNAL
     from tcplens.capture import read_capture
     from tcplens.capture.errors import CaptureError
     from tcplens.commands.cached_kernels import load_cached_kernels_quickly
