@@ -57,6 +57,7 @@ TCPOPT_SACK_PERM = 4
 TCPOPT_SACK = 5
 TCPOPT_TIMESTAMP = 8
 ALIGNED_TIMESTAMPS = 0x0101080A  # NOP, NOP, kind 8, length 10
+ALIGNED_SACK = 0x010105  # NOP, NOP, kind 5 (then the length)
 
 
 @inline_kernel
@@ -363,6 +364,20 @@ def decode_packets(
                 ts_val[i] = read_u32(buf, options + 4, True)
                 ts_ecr[i] = read_u32(buf, options + 8, True)
                 options += 12
+            if (
+                stop - options >= 12
+                and read_u32(buf, options, True) >> 8 == ALIGNED_SACK
+                and byte(buf, options + 3) == stop - options - 2
+                and (stop - options - 4) % 8 == 0
+            ):  # then NOP, NOP, SACK to the end of the header: what Linux sends during recovery
+                count = min((stop - options - 4) // 8, MAX_SACK_BLOCKS)
+                for j in range(count):
+                    block_row[sw + j] = first_row + i
+                    block_left[sw + j] = read_u32(buf, options + 4 + 8 * j, True)
+                    block_right[sw + j] = read_u32(buf, options + 8 + 8 * j, True)
+                sack_count[i] = count
+                sw += count
+                options = stop
             if options < stop:
                 hw, sw = _tcp_options(
                     buf, options, stop, i, first_row + i, hw, sw, sack_count, has_ts, ts_val,
