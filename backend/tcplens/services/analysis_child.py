@@ -56,7 +56,7 @@ def write_series(
         "window": seg.window,
         "bytes_in_flight": seg.bytes_in_flight,
         "flags": seg.flags,
-        "events": seg.events,
+        "events": seg.events.astype(np.uint32),  # the series file's type (16 bits in memory)
         **graph_columns(analysis),
     }
     write_series_file(out_dir / "series.arrow", columns)

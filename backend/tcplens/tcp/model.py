@@ -197,7 +197,7 @@ class Segments:
     sack_row: I32
     sack_left_from_ack: I32
     sack_right_from_ack: I32
-    events: U32  # bit set over EVENT_NAMES (Wireshark's tcp.analysis flags)
+    events: U16  # bit set over EVENT_NAMES (Wireshark's tcp.analysis flags: 14 bits)
     # a data segment carrying sequence space its sender had already sent: tcplens's one
     # retransmission count (tcp.resent.resent); False for segments without payload
     resent: B

@@ -90,7 +90,7 @@ def build_segments(
         sack_row=empty(n_blocks, np.int32, populate=True),
         sack_left_from_ack=empty(n_blocks, np.int32, populate=True),
         sack_right_from_ack=empty(n_blocks, np.int32, populate=True),
-        events=empty(n, np.uint32, populate=True),
+        events=empty(n, np.uint16, populate=True),
         resent=empty(n, np.bool_, populate=True),
         bytes_in_flight=empty(n, np.int32, populate=True),
         window_headroom=empty(n, np.int32, populate=True),

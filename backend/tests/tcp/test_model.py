@@ -73,7 +73,7 @@ def _segments(offsets: list[int]) -> Segments:
     columns = {
         "frame": np.uint32, "time_ns": np.int64, "seq": np.int64, "payload_len": np.int32,
         "ack": np.int64, "window": np.int32, "flags": np.uint16, "sack_count": np.uint8,
-        "events": np.uint32, "resent": np.bool_, "bytes_in_flight": np.int32,
+        "events": np.uint16, "resent": np.bool_, "bytes_in_flight": np.int32,
         "window_headroom": np.int32,
     }  # fmt: skip
     blocks = {
