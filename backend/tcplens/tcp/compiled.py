@@ -16,7 +16,6 @@ import numpy as np
 import numpy.typing as npt
 
 from tcplens.capture import compiled as reader_kernels
-from tcplens.capture.memory import anonymous_memory
 
 _KERNEL_MODULES = ("compiled", "model", "flows", "grouping", "events", "segments", "rtt")
 reader_kernels.drop_stale_kernel_cache(__file__, _KERNEL_MODULES)
@@ -41,26 +40,21 @@ def parallel_kernel(function: Callable[..., object]) -> Any:
     return reader_kernels.parallel_kernel(function)
 
 
-def empty(n: int, dtype: type[np.generic], *, populate: bool = False) -> npt.NDArray[Any]:
-    """An uninitialised 1-D array for ``n`` values; ``populate``: every value is written soon.
+def empty(n: int, dtype: type[np.generic]) -> npt.NDArray[Any]:
+    """An uninitialised 1-D array, allocated by numba's runtime (plain malloc), not by numpy.
 
-    Not ``np.empty``: numpy madvises every array of 4 MiB or more for transparent huge pages,
-    which on this VM are cold (see :mod:`tcplens.capture.memory`; analyze_tcp spent 1.3-1.7 s
-    of system time on bulk_5M with numpy's allocations, 0.4 s with these). Without
-    ``populate`` the array comes from numba's runtime (plain malloc: glibc keeps freed memory
-    for reuse, see ``heap.reuse_freed_memory``) and its pages are faulted in by first touch;
-    untouched pages of a generous region cost address space only. With ``populate`` it is
-    :func:`~tcplens.capture.memory.anonymous_memory` with its pages faulted in at once, on all
-    cores (0.35 instead of 0.55-0.75 ns of kernel time per byte), before the kernel that
-    writes it runs.
+    numpy madvises every array of 4 MiB or more for transparent huge pages, which on this VM
+    are cold (see :mod:`tcplens.capture.memory`): analyze_tcp spent 1.3-1.7 s of system time
+    on bulk_5M with numpy's allocations, 0.4 s with these. glibc keeps freed memory for reuse
+    (``heap.reuse_freed_memory``); pages are faulted in by first touch, so the untouched pages
+    of a generous region cost address space only. Not populated ahead: the kernels that write
+    these arrays run on all cores, and populating first saved ~0.05 s of system time at 5M but
+    cost as much user time (the zeroed pages are no longer in the cache when written).
+    One compiled specialisation serves every dtype (each costs ~1.5 ms to load): numba aligns
+    its arrays to 32 bytes, enough for any dtype.
     """
-    size = n * np.dtype(dtype).itemsize
-    if populate:
-        memory = anonymous_memory(size, populate=True)
-    else:  # one compiled specialisation for every dtype (each costs ~1.5 ms to load); numba
-        # aligns its arrays to 32 bytes, enough for any dtype
-        memory = _empty_bytes(np.empty(0, np.uint8), size)
-    out: npt.NDArray[Any] = memory.view(dtype)
+    raw = _empty_bytes(np.empty(0, np.uint8), n * np.dtype(dtype).itemsize)
+    out: npt.NDArray[Any] = raw.view(dtype)
     return out
 
 
