@@ -183,7 +183,9 @@ def walk_pcap(
     starts = [start]
     for cut in range(1, k):
         lo = start + cut * size // k
-        hi = start + (cut + 1) * size // k
+        # a record starts within a record's length of any byte of a readable stretch: a longer
+        # search would only read garbage (hostile input) before the walk stops at its start
+        hi = min(start + (cut + 1) * size // k, lo + RECORD_HEADER_LEN + MAX_RECORD + 1)
         guess = find_record_start(
             buf, max(lo, starts[-1] + 1), hi, end, header.big_endian, header.nanoseconds,
             snaplen, first,

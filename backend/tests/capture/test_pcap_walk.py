@@ -155,6 +155,15 @@ def test_random_corruption_gives_the_serial_walk() -> None:
         _same_at_every_cut(data.tobytes(), (2, 7, 19))
 
 
+def test_garbage_after_the_first_records_gives_the_serial_stop() -> None:
+    rng = np.random.default_rng(7)
+    garbage = rng.integers(0, 256, 3 << 20, dtype=np.uint8).tobytes()  # cuts 375 KiB apart
+    data = _capture(5) + garbage
+    expected = _serial(data)
+    assert len(expected[0]) == 5 and expected[2] == STOP_BAD
+    assert _parallel(data, 8)[:4] == expected
+
+
 def test_header_without_snaplen_still_guesses() -> None:
     data = bytearray(_capture(200))
     data[16:20] = (0).to_bytes(4, "little")  # snaplen 0: the record limit bounds the guesses
