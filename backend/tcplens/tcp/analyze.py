@@ -30,8 +30,12 @@ def analyze_tcp(packets: PacketTable) -> TcpAnalysis:
     tables. ``backend/tests/tcp`` has small synthetic captures that show each rule.
     """
     start_ns = int(packets.ts_ns.min()) if len(packets) else 0
-    fa = assign_flows(packets)
-    work = empty(2 * fa.rows.shape[0], np.int32).reshape(2, -1)  # scratch shared by the two passes
+    # scratch shared by the passes: first one value per packet for the flow assignment, then
+    # two per TCP packet for the per-flow passes (its pages are touched once for all of them)
+    scratch = empty(2 * len(packets), np.int32)
+    fa = assign_flows(packets, scratch)
+    work = scratch[: 2 * fa.n_packets].reshape(2, -1)
+    del scratch
     segments, handshake, facts = build_segments(packets, fa, work[0])
     clients = _Clients(fa.n_flows, fa.client_row, fa.client_from_syn, fa.first_row)
     del fa  # its per-packet columns are no longer needed: free them before the next stages

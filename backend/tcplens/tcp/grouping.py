@@ -1,11 +1,13 @@
 """Lay the TCP packets out flow by flow, and cut the flows into chunks for parallel passes.
 
 Every later pass walks one flow at a time (its two directions interleaved in capture order,
-as Wireshark's state machine needs them), so the packets are grouped by flow with one stable
-counting sort (flow ids are dense, ``0 .. n_flows - 1``): O(n), no comparison sort. Within a
-flow the rows keep capture order. The flow's slice in that layout is also its slice in
-:class:`~tcplens.tcp.model.Segments` (sorted by ``(flow, direction, frame)``), because both hold
-exactly the flow's packets.
+as Wireshark's state machine needs them), so the packets are grouped by flow, capture order
+within each flow. :mod:`tcplens.tcp.flows` knows how many packets each flow has in each part
+of the capture, hence where each part's packets of a flow start in the flow-major layout
+(its "pieces"): the layout is written in one parallel pass over the parts, each packet put at
+its piece's cursor — a counting sort without a counting pass. The flow's slice in that layout
+is also its slice in :class:`~tcplens.tcp.model.Segments` (sorted by
+``(flow, direction, frame)``), because both hold exactly the flow's packets.
 
 Flows are independent once grouped, so the passes run them in parallel (numba ``prange``) over
 chunks of whole flows holding about the same number of packets.
@@ -19,9 +21,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from tcplens.capture.table import PacketTable
-from tcplens.tcp.compiled import empty, kernel
-from tcplens.tcp.flows import FlowAssignment
+from tcplens.tcp.compiled import empty, kernel, parallel_kernel
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -47,55 +47,95 @@ class FlowLayout:
         return (int(self.offsets.shape[0]) - 1) // 2
 
 
-def group_by_flow(packets: PacketTable, fa: FlowAssignment) -> FlowLayout:
-    """Counting sort of the TCP packets by flow (see module docstring)."""
-    n = fa.rows.shape[0]
-    n_flows = fa.n_flows
+def scatter_by_flow(
+    bounds: I64,
+    n_local: I64,
+    tag: I32,
+    first_piece: I32,
+    pieces: tuple[I64, I64, I64, U8],
+    offsets: I64,
+    sack_offsets: I64,
+) -> FlowLayout:
+    """The flow-major layout of the packets :mod:`tcplens.tcp.flows` tagged (see its step 3).
+
+    ``bounds`` are the capture parts' row ranges, ``n_local`` their numbers of local
+    conversations, ``tag`` each row's local conversation and direction, ``first_piece`` each
+    local conversation's first piece (at ``bounds[part] + conversation``), ``pieces`` per piece its
+    first row, the next piece of the same local conversation, its first position in the layout
+    and its direction flip.
+    """
+    n = int(offsets[-1])
     rows = empty(n, np.int32)
     direction = empty(n, np.uint8)
-    offsets = np.empty(2 * n_flows + 1, np.int64)
-    sack_offsets = np.empty(2 * n_flows + 1, np.int64)
-    _counting_sort(
-        fa.rows,
-        fa.flow,
-        fa.direction,
-        packets.sack_count,
-        packets.tcp_flags,
-        rows,
+    piece_row, piece_next, piece_at, piece_flip = pieces
+    _scatter(
+        bounds, n_local, tag, first_piece, piece_row, piece_next, piece_at, piece_flip, rows,
         direction,
-        offsets,
-        sack_offsets,
-    )
+    )  # fmt: skip
+    return FlowLayout(rows, direction, offsets, sack_offsets, flow_chunks(offsets))
+
+
+def flow_chunks(offsets: I64) -> I64:
+    """Flow boundaries of chunks of whole flows holding about the same number of packets."""
+    n_flows = (int(offsets.shape[0]) - 1) // 2
+    n = int(offsets[-1])
     n_chunks = max(1, min(n_flows, CHUNKS_PER_THREAD * numba.get_num_threads()))
     # chunk c starts at the first flow whose first packet is at or after c / n_chunks of them
     targets = (np.arange(n_chunks, dtype=np.int64) * n) // n_chunks
     cuts = np.searchsorted(offsets[0:-1:2], targets, side="left")
-    chunks = np.unique(np.concatenate([[0], cuts, [n_flows]])).astype(np.int64)
-    return FlowLayout(rows, direction, offsets, sack_offsets, chunks)
+    chunks: I64 = np.unique(np.concatenate([[0], cuts, [n_flows]])).astype(np.int64)
+    return chunks
+
+
+@parallel_kernel
+def _scatter(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    bounds, n_local, tag, first_piece, piece_row, piece_next, piece_at, piece_flip, out_rows,
+    out_dir,
+):  # fmt: skip
+    for p in numba.prange(bounds.shape[0] - 1):
+        _scatter_part(
+            bounds[p], bounds[p + 1], n_local[p], tag, first_piece, piece_row, piece_next, piece_at,
+            piece_flip, out_rows, out_dir,
+        )  # fmt: skip
 
 
 @kernel
-def _counting_sort(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    tcp_rows, flow, direction, sack_count, tcp_flags, out_rows, out_dir, offsets, sack_offsets
-):
-    """Stable sort by flow in O(n); per-(flow, direction) counts of packets and ACKs' SACK blocks."""
-    n = tcp_rows.shape[0]
-    n_keys = offsets.shape[0] - 1
-    offsets[:] = 0
-    sack_offsets[:] = 0
-    for i in range(n):
-        k = 2 * flow[i] + direction[i]
-        offsets[k + 1] += 1
-        r = tcp_rows[i]
-        if (tcp_flags[r] & 0x10) != 0:
-            sack_offsets[k + 1] += min(sack_count[r], 4)
-    for k in range(n_keys):
-        offsets[k + 1] += offsets[k]
-        sack_offsets[k + 1] += sack_offsets[k]
-    fill = offsets[0:-1:2].copy()  # next slot of each flow
-    for i in range(n):
-        f = flow[i]
-        p = fill[f]
-        fill[f] = p + 1
-        out_rows[p] = tcp_rows[i]
-        out_dir[p] = direction[i]
+def _scatter_part(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    lo, hi, n_conv, tag, first_piece, piece_row, piece_next, piece_at, piece_flip, out_rows,
+    out_dir,
+):  # fmt: skip
+    """Rows ``lo:hi`` to their places (local conversation c's first piece at ``lo + c``)."""
+    # per local conversation: next free position in the layout, row where its next piece
+    # starts, direction flip; first_piece[lo + c] becomes its current piece
+    at = np.empty(n_conv, np.int64)
+    until = np.empty(n_conv, np.int64)
+    flip = np.empty(n_conv, np.uint8)
+    for c in range(n_conv):
+        q = first_piece[lo + c]
+        at[c] = piece_at[q]
+        flip[c] = piece_flip[q]
+        until[c] = piece_row[piece_next[q]] if piece_next[q] >= 0 else hi
+    # the current conversation's state in registers (see flows._part)
+    cur = -1
+    i = 0
+    u = 0
+    fl = 0
+    for r in range(lo, hi):
+        t = tag[r]
+        if t < 0:
+            continue
+        c = t >> 1
+        if c != cur:
+            if cur >= 0:
+                at[cur], until[cur], flip[cur] = i, u, fl
+            cur = c
+            i, u, fl = at[c], until[c], flip[c]
+        if r >= u:  # the port pair was reused: the next flow of the conversation
+            q = piece_next[first_piece[lo + c]]
+            first_piece[lo + c] = q
+            i = piece_at[q]
+            fl = piece_flip[q]
+            u = piece_row[piece_next[q]] if piece_next[q] >= 0 else hi
+        out_rows[i] = r
+        out_dir[i] = (t & 1) ^ fl
+        i += 1

@@ -18,7 +18,6 @@ from tcplens.capture.table import PacketTable
 from tcplens.tcp.compiled import empty, kernel
 from tcplens.tcp.events import flow_events
 from tcplens.tcp.flows import FlowAssignment
-from tcplens.tcp.grouping import group_by_flow
 from tcplens.tcp.model import Segments
 
 I8 = npt.NDArray[np.int8]
@@ -73,7 +72,7 @@ def build_segments(
 
     ``work`` is an int32 array of one value per TCP packet that the pass may overwrite.
     """
-    layout = group_by_flow(packets, fa)
+    layout = fa.layout
     isn = np.stack([fa.isn_client, fa.isn_server], axis=1)
     n = layout.rows.shape[0]
     n_blocks = int(layout.sack_offsets[-1])
