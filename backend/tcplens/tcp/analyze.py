@@ -37,7 +37,7 @@ def analyze_tcp(packets: PacketTable) -> TcpAnalysis:
     work = scratch[: 2 * fa.n_packets].reshape(2, -1)
     del scratch
     segments, handshake, facts = build_segments(packets, fa, work[0])
-    clients = _Clients(fa.n_flows, fa.client_row, fa.client_from_syn, fa.first_row)
+    clients = _Clients(fa.n_flows, fa.client_from_syn, fa.first_row)
     del fa  # its per-packet columns are no longer needed: free them before the next stages
     times = _HandshakeTimes.of(segments, handshake)
     rtt, path = rtt_samples(
@@ -60,7 +60,6 @@ def analyze_tcp(packets: PacketTable) -> TcpAnalysis:
 @dataclass(frozen=True)
 class _Clients:
     n_flows: int
-    client_row: I64
     client_from_syn: npt.NDArray[np.bool_]
     first_row: I64
 
@@ -95,14 +94,21 @@ def _flows(
 ) -> Flows:
     n = fa.n_flows
     per_dir = np.diff(seg.offsets)
-    client_row = fa.client_row  # a packet the client sent: its source is the client
+    # The endpoints from a packet whose direction is known: the flow's first client → server
+    # segment (its source is the client), else its first server → client one (its destination
+    # is), e.g. a capture that starts at the server's SYN/ACK and holds nothing from the client.
+    c2s_start, s2c_start = seg.offsets[0:-1:2], seg.offsets[1::2]
+    from_client = s2c_start > c2s_start
+    row = seg.frame[np.where(from_client, c2s_start, s2c_start)].astype(np.int64) - 1
+    client_id = np.where(from_client, packets.src_id[row], packets.dst_id[row])
+    server_id = np.where(from_client, packets.dst_id[row], packets.src_id[row])
     return Flows(
         id=np.arange(1, n + 1, dtype=np.int64),
-        ip_version=packets.ip_version[client_row],
-        client_addr=packets.addresses[packets.src_id[client_row]],
-        client_port=packets.src_port[client_row],
-        server_addr=packets.addresses[packets.dst_id[client_row]],
-        server_port=packets.dst_port[client_row],
+        ip_version=packets.ip_version[row],
+        client_addr=packets.addresses[client_id],
+        client_port=np.where(from_client, packets.src_port[row], packets.dst_port[row]),
+        server_addr=packets.addresses[server_id],
+        server_port=np.where(from_client, packets.dst_port[row], packets.src_port[row]),
         client_from_syn=fa.client_from_syn,
         first_frame=(fa.first_row + 1).astype(np.uint32),  # row i is frame i + 1
         start_ns=facts.first_ns,

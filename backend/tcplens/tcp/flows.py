@@ -73,7 +73,7 @@ class FlowAssignment:
     """The flows of a capture's TCP packets: per-flow facts and the packets laid out by flow."""
 
     layout: FlowLayout  # the TCP packets grouped by flow, capture order within each flow
-    client_row: I64  # per flow: a PacketTable row sent by the client (its SYN, else first packet)
+    client_row: I64  # per flow: its first pure SYN, else its first packet (may be the server's)
     client_from_syn: B  # per flow: the client was identified by a SYN or SYN/ACK
     first_row: I64  # per flow: PacketTable row of the flow's first packet
     isn_client: U32  # per flow: Wireshark's base sequence number of each direction

@@ -25,6 +25,25 @@ def test_ids_follow_first_packet_and_client_is_the_syn_sender() -> None:
     assert f.window_scale_client.tolist() == [-1, 7]  # unknown stays unknown, never 0
 
 
+def test_a_capture_starting_at_the_synack_names_its_receiver_the_client() -> None:
+    """DESIGN.md: no SYN seen, the receiver of the first SYN/ACK is the client — also for its
+    address and port, although the flow's first packet is the server's."""
+    segs = [
+        Seg(0, False, 0, ack=1, flags=SYN | ACK, window=65160, mss=1460),
+        Seg(10, True, 1, ack=1),
+        Seg(11, True, 1, ack=1, length=100),
+    ]
+    f = analyze_tcp(table(segs)).flows
+    assert f.client_port.tolist() == [CLIENT[1]]
+    assert f.server_port.tolist() == [SERVER[1]]
+    assert bytes(f.client_addr[0]) == CLIENT[0]
+    assert bytes(f.server_addr[0]) == SERVER[0]
+    assert (f.packets_c2s.tolist(), f.bytes_c2s.tolist()) == ([2], [100])
+    assert f.client_from_syn.tolist() == [True]
+    only_server = analyze_tcp(table(segs[:1])).flows  # nothing from the client at all
+    assert (only_server.client_port.tolist(), only_server.server_port.tolist()) == ([40000], [80])
+
+
 def test_syn_with_a_new_isn_on_a_reused_port_pair_starts_a_new_flow() -> None:
     segs = handshake()
     segs += [Seg(20, True, 1, ack=1, length=100), Seg(30, False, 1, ack=101)]
