@@ -13,15 +13,14 @@ from pathlib import Path
 import pytest
 
 from tcplens.capture import read_capture
-from tests.capture.shared_captures import LAB, PRACTICAL
+from tests.capture.shared_captures import LAB, PRACTICAL, require
 
 LAB_PCAP = LAB / "rcvbuf_locked_download.pcap"  # 845 kB: ~200 windows of 4 KiB
 PRACTICAL_PCAPNG = PRACTICAL / "http_espn_fail.pcapng"
 
 
 def _needs(path: Path) -> Path:
-    if not path.is_file():
-        pytest.skip(f"shared capture {path} not found (CI always has it)")
+    require(path)
     return path
 
 

@@ -8,7 +8,7 @@ import pytest
 from tcplens.capture import read_capture
 from tcplens.tcp.analyze import analyze_tcp
 from tcplens.tcp.resent import resent
-from tests.capture.shared_captures import LAB, PRACTICAL, shared_files
+from tests.capture.shared_captures import LAB, PRACTICAL, require, shared_files
 
 CAPTURES = shared_files(LAB, "*.pcap") + shared_files(PRACTICAL, "*.pcapng")
 
@@ -27,7 +27,6 @@ def test_resent_column_is_the_resent_rule_per_direction(path) -> None:  # type: 
 
 def test_lossy_download_resends_67_segments() -> None:
     path = LAB / "lossy_download.pcap"
-    if not path.is_file():
-        pytest.skip(f"shared captures not found at {LAB} (CI always has them)")
+    require(path)
     seg = analyze_tcp(read_capture(path).packets).segments
     assert int(np.count_nonzero(seg.resent)) == 67
