@@ -3,7 +3,7 @@ the small aggregations several rules share (time per flow for a factor, evidence
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,7 +17,7 @@ from tcplens.diagnosis.finding import (
     Severity,
     severity_for_share,
 )
-from tcplens.diagnosis.timeline import Intervals
+from tcplens.diagnosis.timeline import Intervals, LabelledTime
 from tcplens.diagnosis.transfer import F64, Connection, DnsExchange, FlowFacts, Transfer
 
 MAX_RANGES = 20  # evidence time ranges per finding: enough to jump to, few enough to read
@@ -31,15 +31,18 @@ class FactorTime:
 
     flows: tuple[int, ...]  # flows where it held any time, most time first
     seconds: dict[int, float]  # per flow
+    intervals: dict[int, int]  # per flow, how many intervals
     total_s: float
-    spans: Intervals  # the intervals themselves
+    # its intervals in every flow, each run of touching intervals merged into one: what
+    # ``evidence_of`` needs (``Context.intervals`` gives a flow's own intervals)
+    runs: Intervals
 
 
 @dataclass
 class Context:
     facts: FlowFacts  # every flow
     by_flow: Mapping[int, Connection]  # the flows labelled period by period, by flow id
-    spans: Intervals  # their labelled time
+    labelled: LabelledTime  # their labelled time
     dns: list[DnsExchange]
     # flows whose setup and slow start another finding (no connection reuse) already accounts for
     claimed_by_setup: set[int] = field(default_factory=set)
@@ -48,11 +51,12 @@ class Context:
 
     def __post_init__(self) -> None:
         self._factor_times: dict[Factor, FactorTime] = {}
-        # The intervals grouped by factor (stable: each group in its original order), so that
-        # each factor's intervals are one slice of this order instead of a mask over all.
-        self._by_factor = np.argsort(self.spans.factor, kind="stable")
+        # The runs grouped by factor (stable: each group in its original order), so that each
+        # factor's runs are one slice of this order instead of a mask over all.
+        runs = self.labelled.runs
+        self._by_factor = np.argsort(runs.factor, kind="stable")
         self._factor_bounds = np.searchsorted(
-            self.spans.factor[self._by_factor], np.arange(-1, len(FACTORS) + 1), side="left"
+            runs.factor[self._by_factor], np.arange(-1, len(FACTORS) + 1), side="left"
         )
         answered = [d for d in self.dns if d.answer_t is not None]
         starts = np.concatenate((self.facts.start_s, [d.query_t for d in answered]))
@@ -75,16 +79,25 @@ class Context:
             if ft.seconds[f] >= min_share * max(float(end[f - 1]) - float(start[f - 1]), 1e-9)
         ]
 
+    def intervals(self, factor: Factor, flows: Iterable[int]) -> Intervals:
+        """The intervals ``factor`` held in these flows (ascending), each flow's in order."""
+        return self.labelled.intervals(factor, flows)
+
     def _factor_time(self, factor: Factor) -> FactorTime:
-        i = FACTOR_INDEX[factor] + 1  # group 0 is the idle time (-1)
-        sp = self.spans.take(self._by_factor[self._factor_bounds[i] : self._factor_bounds[i + 1]])
-        if sp.flow.size == 0:
-            return FactorTime((), {}, 0.0, sp)
-        ids, inverse = np.unique(sp.flow, return_inverse=True)
-        per = np.bincount(inverse, weights=sp.duration)
+        i = FACTOR_INDEX[factor]
+        lt = self.labelled
+        runs = lt.runs.take(
+            self._by_factor[self._factor_bounds[i + 1] : self._factor_bounds[i + 2]]
+        )
+        has = np.flatnonzero(lt.counts[:, i] > 0)  # group 0 of the runs is idle time (-1)
+        if has.size == 0:
+            return FactorTime((), {}, {}, 0.0, runs)
+        ids, per, n = lt.flows[has], lt.seconds[has, i], lt.counts[has, i]
         order = np.argsort(-per, kind="stable")
-        seconds = {int(ids[i]): float(per[i]) for i in order}
-        return FactorTime(tuple(int(ids[i]) for i in order), seconds, float(per.sum()), sp)
+        seconds = {int(ids[j]): float(per[j]) for j in order}
+        intervals = {int(ids[j]): int(n[j]) for j in order}
+        flows = tuple(int(ids[j]) for j in order)
+        return FactorTime(flows, seconds, intervals, float(per.sum()), runs)
 
     def share(self, seconds: float, flows: tuple[int, ...] = (), extra_s: float = 0.0) -> float:
         """``seconds`` as a share of the time the given flows were active (plus ``extra_s`` spent

@@ -48,9 +48,9 @@ def diagnose(capture: Capture, analysis: TcpAnalysis) -> Diagnosis:
     facts = flow_facts(analysis, origin)
     rows = labelled_rows(facts)
     cols = KernelColumns(analysis)
-    spans, starts = label_flows(cols, origin, rows)
+    labelled = label_flows(cols, origin, rows)
     conns = LabelledConnections(analysis, cols, origin, facts, rows)
-    ctx = Context(facts, conns, spans, dns_exchanges(capture, origin))
+    ctx = Context(facts, conns, labelled, dns_exchanges(capture, origin))
     findings: list[Finding] = []
     for rule in RULES:
         findings.extend(rule.detect(ctx))
@@ -60,7 +60,7 @@ def diagnose(capture: Capture, analysis: TcpAnalysis) -> Diagnosis:
     verdicts.update(
         (flow, _verdict(shares, flow in ctx.claimed_by_setup))
         for flow, shares in zip(
-            facts.id[rows].tolist(), shares_by_connection(durations, spans, starts), strict=True
+            facts.id[rows].tolist(), shares_by_connection(durations, labelled.seconds), strict=True
         )
     )
     # A factor that cost no measurable time (under a millisecond) is not worth a line.

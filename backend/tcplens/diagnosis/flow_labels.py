@@ -226,17 +226,59 @@ def gather_transfer(  # type: ignore[no-untyped-def]
             rtt_t, rtt_s, echo_t, echo_s, zs, ze, zf0, zf1, zr, lag, mss)  # fmt: skip
 
 
+@numba.njit(cache=True)
+def _summarise(out, lo, hi, seconds, counts, merge):  # type: ignore[no-untyped-def]
+    """Add up one connection's intervals (rows ``lo:hi`` of ``out``) per factor into
+    ``seconds`` and ``counts``, then, if ``merge``, merge its runs in place. Returns how many
+    rows it keeps.
+
+    The seconds are added in the intervals' order, one factor at a time, as a weighted
+    ``np.bincount`` over them adds them: the same float sums, bit for bit. A run is a sequence
+    of consecutive intervals of one factor, each starting where the previous one ended and none
+    ending before it starts: it becomes one interval from the first start to the last end (the
+    largest ending frame, the summed stall). ``context.evidence_of`` merges touching intervals
+    into the same ranges from a run as from its members (the runs' ends are the members' largest
+    end), and a transfer's labelled time is a few hundred runs instead of an interval per data
+    segment.
+    """
+    o_flow, o_t0, o_t1, o_factor, o_frame0, o_frame1, o_stall = out
+    for r in range(lo, hi):
+        f = o_factor[r]
+        if f >= 0:
+            seconds[f] += o_t1[r] - o_t0[r]
+            counts[f] += 1
+    if not merge:
+        return hi - lo
+    w = lo  # next free row; rows lo:w are the runs so far
+    open_run = False  # whether row w - 1 is a run the next interval may extend
+    for r in range(lo, hi):
+        mergeable = o_t1[r] >= o_t0[r]
+        if open_run and mergeable and o_factor[r] == o_factor[w - 1] and o_t0[r] == o_t1[w - 1]:
+            o_t1[w - 1] = o_t1[r]
+            o_frame1[w - 1] = max(o_frame1[w - 1], o_frame1[r])
+            o_stall[w - 1] += o_stall[r]
+            continue
+        if w != r:
+            o_flow[w], o_t0[w], o_t1[w], o_factor[w] = o_flow[r], o_t0[r], o_t1[r], o_factor[r]
+            o_frame0[w], o_frame1[w], o_stall[w] = o_frame0[r], o_frame1[r], o_stall[r]
+        w += 1
+        open_run = mergeable
+    return w - lo
+
+
 @numba.njit(cache=True, parallel=True)
 def label_flows(  # type: ignore[no-untyped-def]
     chosen, bound, origin, seg, resent, rtt, rtt_bounds, zw, zw_order, zw_bounds, flows,
-    gather_codes, codes,
+    gather_codes, codes, n_factors, merge,
 ):  # fmt: skip
     """Label every chosen connection (flow rows, ascending) at once, in parallel across
-    connections: each writes its intervals from its own row ``bound[c]`` on and reports how
-    many it wrote; then the blocks are packed. Returns the intervals (``timeline.Intervals``'
-    columns) and where each connection's begin. ``flows`` = (id, start_ns, syn_ns, handshake_ack_ns, first_frame,
-    handshake_syn_rtt_ns, handshake_synack_rtt_ns, window_scale_client, window_scale_server,
-    mss_client, mss_server) of Flows."""
+    connections: each writes its intervals from its own row ``bound[c]`` on, adds them up per
+    factor and (``merge``) merges their runs (``_summarise``); then the blocks are packed.
+    Returns the intervals (``timeline.Intervals``' columns), where each connection's begin, and
+    per connection and factor the labelled seconds and the number of intervals. ``flows`` =
+    (id, start_ns, syn_ns, handshake_ack_ns, first_frame, handshake_syn_rtt_ns,
+    handshake_synack_rtt_ns, window_scale_client, window_scale_server, mss_client, mss_server)
+    of Flows."""
     (fid, start_ns, syn_ns, est_ns, first_frame, syn_rtt, synack_rtt,
      scale_client, scale_server, mss_client, mss_server) = flows  # fmt: skip
     total = bound[-1]
@@ -245,6 +287,8 @@ def label_flows(  # type: ignore[no-untyped-def]
         np.empty(total, np.int64), np.empty(total, np.int64), np.empty(total),
     )  # fmt: skip
     written = np.zeros(chosen.size, np.int64)
+    seconds = np.zeros((chosen.size, n_factors))
+    counts = np.zeros((chosen.size, n_factors), np.int64)
     for c in numba.prange(chosen.size):
         f = chosen[c]
         rows = zw_order[zw_bounds[f] : zw_bounds[f + 1]]
@@ -261,7 +305,7 @@ def label_flows(  # type: ignore[no-untyped-def]
         first = np.int64(first_frame[f])
         end = label_connection(tx0, tx1, fid[f], (start_ns[f] - origin) / 1e9, syn_s, est_s, hs,
                                first, first, codes, out, bound[c])  # fmt: skip
-        written[c] = end - bound[c]
+        written[c] = _summarise(out, bound[c], end, seconds[c], counts[c], merge)
     # Close the gaps between the connections' blocks.
     starts = np.zeros(chosen.size + 1, np.int64)
     for c in range(chosen.size):
@@ -278,4 +322,4 @@ def label_flows(  # type: ignore[no-untyped-def]
             packed[2][dst + i], packed[3][dst + i] = out[2][src + i], out[3][src + i]
             packed[4][dst + i], packed[5][dst + i] = out[4][src + i], out[5][src + i]
             packed[6][dst + i] = out[6][src + i]
-    return packed, starts
+    return packed, starts, seconds, counts

@@ -14,7 +14,8 @@ import numpy as np
 
 from tcplens.capture.table import ACK, Capture, address_text, endpoint_text
 from tcplens.diagnosis import flow_labels
-from tcplens.diagnosis.timeline import CODES, Intervals
+from tcplens.diagnosis.finding import FACTORS
+from tcplens.diagnosis.timeline import CODES, Intervals, LabelledTime
 from tcplens.diagnosis.transfer import F64, I64, B, Connection, DnsExchange, FlowFacts, Transfer
 from tcplens.tcp.model import (
     CLIENT_TO_SERVER,
@@ -108,11 +109,21 @@ class KernelColumns:
         return resent_segments(self._segments)
 
 
-def label_flows(cols: KernelColumns, origin: int, rows: I64) -> tuple[Intervals, I64]:
+def label_flows(cols: KernelColumns, origin: int, rows: I64) -> LabelledTime:
     """The labelled time of the connections in flow ``rows`` (ascending), in one compiled call:
-    their intervals one connection after the other, and where each connection's begin."""
+    per connection and factor the seconds and intervals, and all intervals with their runs
+    merged; a connection's own intervals are labelled again, alone, when a rule asks for them."""
     if rows.size == 0:  # (nothing to label: not even the kernel's load is worth paying)
-        return Intervals.concat([]), np.zeros(1, np.int64)
+        return LabelledTime.of(Intervals.concat([]))
+    runs, seconds, counts = _label(cols, origin, rows, merge=True)
+
+    def exact(c: int) -> Intervals:
+        return _label(cols, origin, rows[c : c + 1], merge=False)[0]
+
+    return LabelledTime(cols.flows[0][rows], seconds, counts, runs, exact)
+
+
+def _label(cols: KernelColumns, origin: int, rows: I64, merge: bool) -> tuple[Intervals, F64, I64]:
     offsets = cols.seg[0]
     # Rows a connection may write: handshake, request delay and turn, one per data segment of
     # its main direction (at most that direction's segments), two per zero-window span.
@@ -120,12 +131,12 @@ def label_flows(cols: KernelColumns, origin: int, rows: I64) -> tuple[Intervals,
     s2c = offsets[2 * rows + 2] - offsets[2 * rows + 1]
     sizes = np.maximum(c2s, s2c) + 3 + 2 * (cols.zw_bounds[rows + 1] - cols.zw_bounds[rows])
     bound = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    (flow, t0, t1, factor, frame0, frame1, stall), starts = flow_labels.label_flows(
+    (flow, t0, t1, factor, frame0, frame1, stall), _, seconds, counts = flow_labels.label_flows(
         rows.astype(np.int64), bound, np.int64(origin), cols.seg, cols.resent, cols.rtt,
         cols.rtt_bounds, cols.zw, cols.zw_order, cols.zw_bounds, cols.flows, cols.gather_codes,
-        CODES,
+        CODES, len(FACTORS), merge,
     )  # fmt: skip
-    return Intervals(flow, t0, t1, factor, frame0, frame1, stall), starts
+    return Intervals(flow, t0, t1, factor, frame0, frame1, stall), seconds, counts
 
 
 class LabelledConnections(Mapping[int, Connection]):

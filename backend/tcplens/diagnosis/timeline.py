@@ -48,7 +48,8 @@ expected factor in 94 of 94, and the healthy controls get no high or medium find
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -61,6 +62,7 @@ from tcplens.diagnosis.transfer import F64, I64, B, Connection, Transfer
 __all__ = [
     "UNREAD_WINDOW",
     "Intervals",
+    "LabelledTime",
     "factor_shares",
     "idle_after",
     "label_connection",
@@ -227,20 +229,11 @@ def nagle_stalls(tr: Transfer, base_rtt: float) -> tuple[B, F64]:
     return stall, delay
 
 
-def shares_by_connection(
-    durations: F64, spans: Intervals, starts: I64
-) -> list[dict[Factor, float]]:
-    """Share of each connection's duration held by each factor (each sums to at most 1), for
-    connections whose intervals are ``spans[starts[c]:starts[c + 1]]``."""
+def shares_by_connection(durations: F64, seconds: F64) -> list[dict[Factor, float]]:
+    """Share of each connection's duration held by each factor (each sums to at most 1), from
+    the seconds each factor held each connection (``LabelledTime.seconds``)."""
     n = durations.size
-    labelled = spans.factor >= 0
-    conn = np.repeat(np.arange(n), np.diff(starts))
-    # bincount adds each connection's intervals in their order, as one bincount per connection
-    per = np.bincount(
-        conn[labelled] * len(FACTORS) + spans.factor[labelled].astype(np.int64),
-        weights=spans.duration[labelled],
-        minlength=n * len(FACTORS),
-    ).reshape(n, len(FACTORS))
+    per = seconds.reshape(n, len(FACTORS))
     total = np.maximum(durations, 1e-9)
     scale = np.minimum(1.0, total / np.maximum(per.sum(axis=1), 1e-12))
     # Rounded down, so that the shares never sum to more than 1 by rounding.
@@ -254,5 +247,65 @@ def shares_by_connection(
 
 def factor_shares(conn: Connection, spans: Intervals) -> dict[Factor, float]:
     """Share of the connection's duration held by each factor (sums to at most 1)."""
-    starts = np.array([0, spans.flow.size], np.int64)
-    return shares_by_connection(np.array([conn.end_s - conn.start_s]), spans, starts)[0]
+    labelled = spans.factor >= 0
+    per = np.asarray(
+        np.bincount(
+            spans.factor[labelled].astype(np.int64),
+            weights=spans.duration[labelled],
+            minlength=len(FACTORS),
+        ),
+        np.float64,
+    )
+    return shares_by_connection(np.array([conn.end_s - conn.start_s]), per)[0]
+
+
+@dataclass(frozen=True)
+class LabelledTime:
+    """The labelled time of the labelled connections, in the sizes the rules use: per
+    connection and factor the seconds and the number of intervals; all intervals with each run
+    merged into one (enough for evidence ranges: ``flow_labels._summarise``); and one
+    connection's own intervals, labelled again when a rule first asks for them (the rules look
+    at a few connections: the worst of each factor)."""
+
+    flows: I64  # flow id of each connection, ascending
+    # (connections, len(FACTORS)): each factor's seconds, added in the intervals' order (as a
+    # weighted bincount adds them), and its number of intervals
+    seconds: F64
+    counts: I64
+    runs: Intervals
+    _exact: Callable[[int], Intervals]  # connection c's intervals (c indexes ``flows``)
+    _built: dict[int, Intervals] = field(default_factory=dict)
+
+    @staticmethod
+    def of(spans: Intervals) -> LabelledTime:
+        """The labelled time of exact intervals (one connection's after the other's)."""
+        flows, conn = np.unique(spans.flow, return_inverse=True)
+        labelled = spans.factor >= 0
+        bins = conn.ravel()[labelled] * len(FACTORS) + spans.factor[labelled].astype(np.int64)
+        size = flows.size * len(FACTORS)
+        seconds = np.asarray(
+            np.bincount(bins, weights=spans.duration[labelled], minlength=size), np.float64
+        )
+        counts = np.bincount(bins, minlength=size)
+        return LabelledTime(
+            flows.astype(np.int64),
+            seconds.reshape(flows.size, len(FACTORS)),
+            counts.astype(np.int64).reshape(flows.size, len(FACTORS)),
+            spans,
+            lambda c: spans.take(spans.flow == flows[c]),
+        )
+
+    def intervals(self, factor: Factor, flows: Iterable[int]) -> Intervals:
+        """The intervals ``factor`` held in these flows, flow by flow (ascending), each flow's
+        in labelling order."""
+        parts = []
+        code = FACTOR_INDEX[factor]
+        for flow in sorted(set(flows)):
+            c = int(np.searchsorted(self.flows, flow))
+            if c == self.flows.size or self.flows[c] != flow:
+                continue
+            if c not in self._built:
+                self._built[c] = self._exact(c)
+            own = self._built[c]
+            parts.append(own.take(own.factor == code))
+        return Intervals.concat(parts)

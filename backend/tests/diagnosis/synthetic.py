@@ -9,7 +9,7 @@ import ipaddress
 import numpy as np
 
 from tcplens.diagnosis.context import Context
-from tcplens.diagnosis.timeline import Intervals, label_connection
+from tcplens.diagnosis.timeline import Intervals, LabelledTime, label_connection
 from tcplens.diagnosis.transfer import Connection, FlowFacts, Transfer
 
 SEG = 1000
@@ -142,4 +142,4 @@ def context(conns: list[Connection]) -> Context:
         server_port=np.full(n, 80, np.uint16),
     )  # fmt: skip
     spans = Intervals.concat([label_connection(c) for c in conns])
-    return Context(facts, {c.flow: c for c in conns}, spans, [])
+    return Context(facts, {c.flow: c for c in conns}, LabelledTime.of(spans), [])

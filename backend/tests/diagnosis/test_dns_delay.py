@@ -9,7 +9,7 @@ import numpy as np
 
 from tcplens.diagnosis.context import Context
 from tcplens.diagnosis.rules import dns_delay
-from tcplens.diagnosis.timeline import Intervals
+from tcplens.diagnosis.timeline import Intervals, LabelledTime
 from tcplens.diagnosis.transfer import DnsExchange, FlowFacts
 
 
@@ -27,7 +27,7 @@ def _ctx(syn_s: float, dns: list[DnsExchange]) -> Context:
         client_addr=_v4("10.77.0.1")[None, :], client_port=f([49624], np.uint16),
         server_addr=_v4("10.77.0.2")[None, :], server_port=f([80], np.uint16),
     )  # fmt: skip
-    return Context(facts, [], Intervals.concat([]), dns)
+    return Context(facts, {}, LabelledTime.of(Intervals.concat([])), dns)
 
 
 def _ptr_then_a(answer_after: float) -> list[DnsExchange]:

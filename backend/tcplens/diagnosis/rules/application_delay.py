@@ -41,7 +41,7 @@ def detect(ctx: Context) -> list[Finding]:
         return []
     worst = flows[0]
     conn = ctx.by_flow[worst]
-    mine = ft.spans.take(ft.spans.flow == worst)
+    mine = ctx.intervals(FACTOR, [worst])
     # Who broke each silence: the sender of the segment that ended the wait.
     senders = []
     for tr in conn.transfers:  # at most the two directions of the connection
@@ -82,7 +82,7 @@ def detect(ctx: Context) -> list[Finding]:
             time_lost_s=total,
             flows=tuple(flows),
             evidence=evidence_of(
-                ft.spans,
+                ft.runs,
                 [int(mine.frame0[longest]), int(mine.frame1[longest])],
                 longest_wait_s=round(float(mine.duration[longest]), 6),
             ),

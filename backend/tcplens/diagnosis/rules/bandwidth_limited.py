@@ -46,7 +46,7 @@ def detect(ctx: Context) -> list[Finding]:
     rtt = conn.min_rtt_s
     if tr is None or rtt is None:
         return []
-    mine = of_transfer(tr, ft.spans)
+    mine = of_transfer(tr, ctx.intervals(FACTOR, [worst]))
     got = delivered_bytes(tr, mine) / max(float(mine.duration.sum()), 1e-9)
     loaded = float(np.median(rtt_at(tr, mine.t0, rtt))) if mine.t0.size else rtt
     total = sum(ft.seconds[f] for f in flows)
@@ -73,7 +73,7 @@ def detect(ctx: Context) -> list[Finding]:
             time_lost_s=total,
             flows=tuple(flows),
             evidence=evidence_of(
-                ft.spans,
+                ft.runs,
                 None,
                 rate_bps=round(got * 8),
                 min_rtt_ms=round(rtt * 1e3, 3),

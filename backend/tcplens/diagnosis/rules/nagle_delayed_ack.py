@@ -40,9 +40,9 @@ MIN_STALLS = 2  # one stall can be a coincidence; two is a pattern
 
 def detect(ctx: Context) -> list[Finding]:
     ft = ctx.factor_time(FACTOR)
-    sp = ft.spans
-    if sp.t0.size < MIN_STALLS:
+    if sum(ft.intervals.values()) < MIN_STALLS:
         return []
+    sp = ctx.intervals(FACTOR, ft.flows)
     stalls = sp.stall_s
     # Without Nagle the rest would have left at once: the whole wait is lost, the round trip
     # for the ACK and the receiver's delayed-ACK timer on top of it.

@@ -88,7 +88,7 @@ def detect(ctx: Context) -> list[Finding]:
             fix=fix,
             time_lost_s=total,
             flows=tuple(flows),
-            evidence=evidence_of(ft.spans, frames, retransmissions=int(rtx.size)),
+            evidence=evidence_of(ft.runs, frames, retransmissions=int(rtx.size)),
         )
     ]
 

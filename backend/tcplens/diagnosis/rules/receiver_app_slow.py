@@ -48,7 +48,7 @@ def detect(ctx: Context) -> list[Finding]:
     tr = ctx.transfer(worst)
     if tr is None:
         return []
-    mine = of_transfer(tr, ft.spans)
+    mine = of_transfer(tr, ctx.intervals(FACTOR, [worst]))
     known = tr.window[tr.window >= 0]
     largest = int(known.max()) if known.size else 0
     zero = np.flatnonzero(tr.window == 0)
@@ -112,7 +112,7 @@ def detect(ctx: Context) -> list[Finding]:
             time_lost_s=total,
             flows=tuple(flows),
             evidence=evidence_of(
-                ft.spans,
+                ft.runs,
                 frames,
                 zero_window_acks=int(zero.size),
                 largest_window_bytes=largest,

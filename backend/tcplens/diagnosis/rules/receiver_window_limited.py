@@ -58,7 +58,6 @@ def path_capacity(ctx: Context, tr: Transfer) -> tuple[float, int] | None:
     limited flow's own brief queueing moments are not enough: a burst filling the queue for a
     few milliseconds measures the burst, not the link (rcvbuf_locked_download: 79 Mbit/s over
     such moments on a 60 Mbit/s path)."""
-    ft = ctx.factor_time("bandwidth")
     hosts = (tr.sender.rsplit(":", 1)[0], tr.receiver.rsplit(":", 1)[0])
     held = ctx.flows_held_by("bandwidth", bandwidth_limited.MIN_SHARE)
     for flow in [f for f in held if f != tr.flow][:PATH_CANDIDATES]:
@@ -67,7 +66,7 @@ def path_capacity(ctx: Context, tr: Transfer) -> tuple[float, int] | None:
             (other.sender.rsplit(":", 1)[0], other.receiver.rsplit(":", 1)[0]) != hosts
         ):
             continue
-        spans = of_transfer(other, ft.spans)
+        spans = of_transfer(other, ctx.intervals("bandwidth", [flow]))
         if spans.t0.size:
             return delivered_bytes(other, spans) / max(float(spans.duration.sum()), 1e-9), flow
     return None
@@ -84,7 +83,7 @@ def detect(ctx: Context) -> list[Finding]:
     rtt = conn.min_rtt_s
     if tr is None or rtt is None or rtt <= 0 or not (tr.window >= 0).any():
         return []
-    mine = of_transfer(tr, ft.spans)
+    mine = of_transfer(tr, ctx.intervals(FACTOR, [worst]))
     windows = windows_during(tr, mine)
     window = int(windows.max()) if windows.size else int(tr.window.max())
     cap = window / rtt
@@ -138,7 +137,7 @@ def detect(ctx: Context) -> list[Finding]:
             time_lost_s=total,
             flows=tuple(flows),
             evidence=evidence_of(
-                ft.spans,
+                ft.runs,
                 windows_full,
                 advertised_window_bytes=window,
                 rtt_ms=round(rtt * 1e3, 3),

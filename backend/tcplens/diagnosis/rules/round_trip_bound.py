@@ -14,8 +14,6 @@ What to do
 
 from __future__ import annotations
 
-import numpy as np
-
 from tcplens.diagnosis import wording as w
 from tcplens.diagnosis.context import Context, evidence_of
 from tcplens.diagnosis.finding import Factor, Finding
@@ -36,7 +34,7 @@ def detect(ctx: Context) -> list[Finding]:
         return []
     total = lat.total_s + sum(setup.seconds.get(f, 0.0) for f in lat.flows)
     duration = conn.end_s - conn.start_s
-    exchanges = int(np.count_nonzero(lat.spans.flow == worst))
+    exchanges = lat.intervals[worst]
     what = (
         f"the handshake and {exchanges} request/response exchanges"
         if exchanges > 1
@@ -62,6 +60,6 @@ def detect(ctx: Context) -> list[Finding]:
             fix=fix,
             time_lost_s=total,
             flows=lat.flows,
-            evidence=evidence_of(lat.spans, None, rtt_ms=round(rtt * 1e3, 3)),
+            evidence=evidence_of(lat.runs, None, rtt_ms=round(rtt * 1e3, 3)),
         )
     ]

@@ -48,7 +48,7 @@ def detect(ctx: Context) -> list[Finding]:
     rtt = conn.min_rtt_s
     if tr is None or rtt is None or rtt <= 0:
         return []
-    mine = of_transfer(tr, ft.spans)
+    mine = of_transfer(tr, ctx.intervals(FACTOR, [worst]))
     flight = flight_during(tr, mine)
     plateau = float(np.percentile(flight, 90)) if flight.size else 0.0
     windows = windows_during(tr, mine)
@@ -81,7 +81,7 @@ def detect(ctx: Context) -> list[Finding]:
             time_lost_s=total,
             flows=tuple(flows),
             evidence=evidence_of(
-                ft.spans,
+                ft.runs,
                 None,
                 bytes_in_flight=int(plateau),
                 receiver_window_bytes=int(window),

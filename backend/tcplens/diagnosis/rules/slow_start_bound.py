@@ -56,7 +56,7 @@ def detect(ctx: Context) -> list[Finding]:
         "starts with a grown window; send fewer, larger transfers; on a server you control, a "
         "larger initial congestion window (`ip route change ... initcwnd 20`) saves round trips."
     )
-    sp = ft.spans.take(ft.spans.flow == worst)
+    sp = ft.runs.take(ft.runs.flow == worst)  # (runs: the same evidence as its intervals)
     return [
         Finding(
             code=CODE,

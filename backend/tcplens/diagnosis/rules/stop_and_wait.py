@@ -48,7 +48,7 @@ def detect(ctx: Context) -> list[Finding]:
     tr = ctx.transfer(worst)
     if tr is None:
         return []
-    mine = ft.spans.take(ft.spans.flow == worst)
+    mine = ctx.intervals(FACTOR, [worst])
     turns = int(mine.t0.size)
     if turns < MIN_TURNS:
         return []
@@ -91,6 +91,6 @@ def detect(ctx: Context) -> list[Finding]:
             fix=fix,
             time_lost_s=total,
             flows=tuple(flows),
-            evidence=evidence_of(ft.spans, frames, turns=turns),
+            evidence=evidence_of(ft.runs, frames, turns=turns),
         )
     ]
