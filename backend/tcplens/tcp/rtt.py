@@ -12,9 +12,11 @@
 * **handshake**: SYN → SYN/ACK and SYN/ACK → ACK separately, because their split tells where
   the capture was taken (:mod:`tcplens.tcp.vantage`).
 
-All of it is one compiled pass per flow, flows in parallel: each flow's samples are merged in the
-order of the completing packet, so the result is sorted by ``(flow, frame)`` without a sort, and
-the flow's path-RTT statistics (:func:`path_rtt`) are taken on the way.
+All of it is two compiled passes per flow, flows in parallel: the first finds the timestamp
+samples, counts the flow's samples and takes its path-RTT statistics (:func:`_path_rtt`); the
+second merges the flow's samples in the order of the completing packet straight into their
+final rows, so the result is sorted by ``(flow, frame)`` without a sort and without n-sized
+temporaries (fresh memory is the analysis's main per-packet cost, issue 4).
 """
 
 from __future__ import annotations
@@ -70,19 +72,11 @@ def rtt_samples(
     a ``(2, len(seg))`` int32 array this pass may overwrite.
     """
     n_flows = hs.syn.shape[0]
-    first_row = seg.offsets[0:-1:2]
-    n_data = facts.rtt_count
-    # the flow's merged samples: its data → ACK pairs, at most one timestamp sample per packet
-    # and two handshake samples (only pages that receive samples are touched)
-    base = np.zeros(n_flows + 1, np.int64)
-    np.cumsum(n_data + np.diff(seg.offsets[0::2]) + 2, out=base[1:])
-    data_base = np.zeros(n_flows + 1, np.int64)
-    np.cumsum(n_data, out=data_base[1:])
-    m_ack = empty(int(base[-1]), np.int32)
-    m_sent = empty(int(base[-1]), np.int32)
-    m_kind = empty(int(base[-1]), np.uint8)
     stats = np.empty((n_flows, 5), np.int64)
-    count = _merge(
+    n_timestamp = np.empty((n_flows, 2), np.int64)
+    # two passes over each flow's samples: the first counts them (and takes the path RTT), so
+    # that the second writes them straight to their final rows: no n-sized temporaries
+    count = _count(
         facts.chunks,
         seg.offsets,
         seg.time_ns,
@@ -92,8 +86,8 @@ def rtt_samples(
         packets.ts_ecr,
         facts.rtt_ack,
         facts.rtt_sent,
-        2 * first_row,
-        n_data,
+        2 * seg.offsets[0:-1:2],
+        facts.rtt_count,
         hs.syn,
         hs.synack,
         hs.ack,
@@ -101,12 +95,7 @@ def rtt_samples(
         halves[1],
         work[0],
         work[1],
-        base,
-        m_ack,
-        m_sent,
-        m_kind,
-        empty(int(data_base[-1]), np.int64),
-        data_base,
+        n_timestamp,
         stats,
     )
     out = np.zeros(n_flows + 1, np.int64)
@@ -121,16 +110,22 @@ def rtt_samples(
         frame=empty(k, np.uint32),
         sent_frame=empty(k, np.uint32),
     )
-    _emit(
+    _write(
         facts.chunks,
-        base,
-        out,
-        m_ack,
-        m_sent,
-        m_kind,
         seg.offsets,
         seg.time_ns,
         seg.frame,
+        facts.rtt_ack,
+        facts.rtt_sent,
+        2 * seg.offsets[0:-1:2],
+        facts.rtt_count,
+        hs.syn,
+        hs.synack,
+        hs.ack,
+        work[0],
+        work[1],
+        n_timestamp,
+        out,
         (rtt.flow, rtt.direction, rtt.kind, rtt.time_ns, rtt.rtt_ns, rtt.frame, rtt.sent_frame),
     )
     path = PathRtt(
@@ -243,8 +238,29 @@ def _timestamp_pairs(  # type: ignore[no-untyped-def]  # pragma: no cover - comp
     return m
 
 
+@inline_kernel
+def _handshake_samples(f, syn, synack, hs_ack):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """The flow's handshake samples in completion order: (acknowledging row, timed row, kind)
+    of at most two, and how many."""
+    h_ack = np.full(2, -1, np.int64)
+    h_sent = np.full(2, -1, np.int64)
+    h_kind = np.zeros(2, np.uint8)
+    nh = 0
+    if syn[f] >= 0 and synack[f] >= 0:
+        h_ack[nh] = synack[f]
+        h_sent[nh] = syn[f]
+        h_kind[nh] = RTT_HANDSHAKE_SYN
+        nh += 1
+    if synack[f] >= 0 and hs_ack[f] >= 0:
+        h_ack[nh] = hs_ack[f]
+        h_sent[nh] = synack[f]
+        h_kind[nh] = RTT_HANDSHAKE_SYNACK
+        nh += 1
+    return h_ack, h_sent, h_kind, nh
+
+
 @parallel_kernel
-def _merge(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+def _count(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     chunks,
     offsets,
     time_ns,
@@ -263,17 +279,12 @@ def _merge(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     synack_rtt,
     sent_work,
     echo_work,
-    base,
-    m_ack,
-    m_sent,
-    m_kind,
-    values,
-    values_base,
+    n_timestamp,
     stats,
 ):
-    """Per flow: timestamp samples, the merge of all samples by completing frame (data → ACK
-    first, then timestamp, then handshake samples, as the kinds are numbered), negative
-    samples dropped (a capture's clock can step back), and the path RTT (:func:`path_rtt`)."""
+    """Per flow: the timestamp samples (rows in ``sent_work``/``echo_work``, how many in
+    ``n_timestamp``), the number of samples kept (negative ones dropped: a capture's clock can
+    step back) and the path RTT (:func:`path_rtt`)."""
     count = np.zeros(syn.shape[0], np.int64)
     for c in numba.prange(chunks.shape[0] - 1):
         for f in range(chunks[c], chunks[c + 1]):
@@ -287,32 +298,85 @@ def _merge(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             m1 = _timestamp_pairs(
                 lo0, lo1, lo1, hi1, frame, has_ts, ts_val, ts_ecr, sent_work, echo_work
             )
-            h_ack = np.full(2, -1, np.int64)
-            h_sent = np.full(2, -1, np.int64)
-            h_kind = np.zeros(2, np.uint8)
-            nh = 0
-            if syn[f] >= 0 and synack[f] >= 0:
-                h_ack[nh] = synack[f]
-                h_sent[nh] = syn[f]
-                h_kind[nh] = RTT_HANDSHAKE_SYN
-                nh += 1
-            if synack[f] >= 0 and hs_ack[f] >= 0:
-                h_ack[nh] = hs_ack[f]
-                h_sent[nh] = synack[f]
-                h_kind[nh] = RTT_HANDSHAKE_SYNACK
-                nh += 1
+            n_timestamp[f, 0] = m0
+            n_timestamp[f, 1] = m1
+            kept = 0
+            for p in range(m0):
+                if time_ns[echo_work[lo0 + p]] >= time_ns[sent_work[lo1 + p]]:
+                    kept += 1
+            for p in range(m1):
+                if time_ns[echo_work[lo1 + p]] >= time_ns[sent_work[lo0 + p]]:
+                    kept += 1
+            h_ack, h_sent, _, nh = _handshake_samples(f, syn, synack, hs_ack)
+            for p in range(nh):
+                if time_ns[h_ack[p]] >= time_ns[h_sent[p]]:
+                    kept += 1
+            # data -> ACK samples: direction 0's from the front of ``values``, 1's from the back
             nd = n_data[f]
             db = data_region[f]
-            vb = values_base[f]
-            o = base[f]
-            pd = 0
-            p0 = 0
-            p1 = 0
-            ph = 0
+            values = np.empty(nd, np.int64)  # freed after the flow: the heap reuses it
             c0 = 0
             c1 = 0
             min0 = np.int64(-1)
             min1 = np.int64(-1)
+            for p in range(nd):
+                s = data_sent[db + p]
+                rt = time_ns[data_ack[db + p]] - time_ns[s]
+                if rt < 0:
+                    continue
+                v = min(rt, RTT_CLIP_NS)
+                if s < lo1:  # timing direction 0's data
+                    values[c0] = v
+                    c0 += 1
+                    min0 = rt if min0 < 0 else min(min0, rt)
+                else:
+                    c1 += 1
+                    values[nd - c1] = v
+                    min1 = rt if min1 < 0 else min(min1, rt)
+            count[f] = kept + c0 + c1
+            stats[f, 3] = min0
+            stats[f, 4] = min1
+            _path_rtt(values, 0, nd, c0, c1, syn_rtt[f], synack_rtt[f], stats, f)
+    return count
+
+
+@parallel_kernel
+def _write(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    chunks,
+    offsets,
+    time_ns,
+    frame,
+    data_ack,
+    data_sent,
+    data_region,
+    n_data,
+    syn,
+    synack,
+    hs_ack,
+    sent_work,
+    echo_work,
+    n_timestamp,
+    out,
+    columns,
+):
+    """Per flow: the merge of all samples by completing frame (data → ACK first, then
+    timestamp, then handshake samples, as the kinds are numbered), negative samples dropped as
+    :func:`_count` counted them, each written to its final row ``out[f] + j``."""
+    flow, sent_dir, kind_of, t_of, rtt_of, ack_frame, sent_frame = columns
+    for c in numba.prange(chunks.shape[0] - 1):
+        for f in range(chunks[c], chunks[c + 1]):
+            lo0 = offsets[2 * f]
+            lo1 = offsets[2 * f + 1]
+            m0 = n_timestamp[f, 0]
+            m1 = n_timestamp[f, 1]
+            h_ack, h_sent, h_kind, nh = _handshake_samples(f, syn, synack, hs_ack)
+            nd = n_data[f]
+            db = data_region[f]
+            o = out[f]
+            pd = 0
+            p0 = 0
+            p1 = 0
+            ph = 0
             while True:
                 best = -1
                 best_frame = np.uint32(0)
@@ -352,25 +416,14 @@ def _merge(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 rt = time_ns[a] - time_ns[s]
                 if rt < 0:
                     continue
-                m_ack[o] = a
-                m_sent[o] = s
-                m_kind[o] = kind
+                flow[o] = f
+                sent_dir[o] = 0 if s < lo1 else 1
+                kind_of[o] = kind
+                t_of[o] = time_ns[a]
+                rtt_of[o] = rt
+                ack_frame[o] = frame[a]
+                sent_frame[o] = frame[s]
                 o += 1
-                if kind == RTT_DATA_ACK:
-                    v = min(rt, RTT_CLIP_NS)
-                    if s < lo1:  # timing direction 0's data
-                        values[vb + c0] = v
-                        c0 += 1
-                        min0 = rt if min0 < 0 else min(min0, rt)
-                    else:
-                        c1 += 1
-                        values[vb + nd - c1] = v
-                        min1 = rt if min1 < 0 else min(min1, rt)
-            count[f] = o - base[f]
-            stats[f, 3] = min0
-            stats[f, 4] = min1
-            _path_rtt(values, vb, nd, c0, c1, syn_rtt[f], synack_rtt[f], stats, f)
-    return count
 
 
 @inline_kernel
@@ -409,24 +462,3 @@ def _path_rtt(values, vb, nd, c0, c1, syn_rtt, synack_rtt, stats, f):  # type: i
         stats[f, 0] = -1
         stats[f, 1] = -1
         stats[f, 2] = -1
-
-
-@parallel_kernel
-def _emit(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    chunks, base, out, m_ack, m_sent, m_kind, offsets, time_ns, frame, columns
-):
-    """Copy each flow's merged samples to their final rows, with their columns."""
-    flow, sent_dir, kind, t, rtt, ack_frame, sent_frame = columns
-    for c in numba.prange(chunks.shape[0] - 1):
-        for f in range(chunks[c], chunks[c + 1]):
-            for j in range(out[f + 1] - out[f]):
-                a = m_ack[base[f] + j]
-                s = m_sent[base[f] + j]
-                o = out[f] + j
-                flow[o] = f
-                sent_dir[o] = 0 if s < offsets[2 * f + 1] else 1
-                kind[o] = m_kind[base[f] + j]
-                t[o] = time_ns[a]
-                rtt[o] = time_ns[a] - time_ns[s]
-                ack_frame[o] = frame[a]
-                sent_frame[o] = frame[s]
