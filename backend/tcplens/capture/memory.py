@@ -23,7 +23,9 @@ packets in session 3): the kernel zeroes and maps every page on its first use. M
   ``heap.reuse_freed_memory``).
 
 Nothing here is per packet: one mapping per array (or per arena of columns), populated in a
-few system calls.
+few system calls. The mappings alive at any moment are listed by ``mapped_regions``: a one-shot
+process that has written its result can release them on all cores before it exits, instead of
+leaving them to the kernel's single-threaded teardown at exit.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import mmap
 import os
 import sys
 import threading
+import weakref
 
 import numpy as np
 import numpy.typing as npt
@@ -44,6 +47,11 @@ _MADV_POPULATE_WRITE = 23  # linux/mman.h, Linux 5.14
 # smaller ranges populate in one call: starting and joining a thread costs ~0.1-0.3 ms, the
 # time to populate 0.3-0.8 MiB
 _PARALLEL_MIN = 8 << 20
+
+
+# every mapping ``anonymous_memory`` made that is still alive, by address (an entry goes with its
+# mapping, that is with the last view of its array)
+_live: weakref.WeakValueDictionary[int, mmap.mmap] = weakref.WeakValueDictionary()
 
 
 def _libc_madvise() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
@@ -100,8 +108,18 @@ def anonymous_memory(nbytes: int, *, populate: bool = False) -> U8:
         return np.zeros(0, np.uint8)
     mapping = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     memory = np.frombuffer(mapping, np.uint8)
+    _live[memory.ctypes.data] = mapping
     if populate and _can_populate:
         _populate_parallel(memory.ctypes.data, nbytes)
     if populate and not _can_populate:
         memory[:: mmap.PAGESIZE] = 0  # no MADV_POPULATE_WRITE: touch each page once
     return memory
+
+
+def mapped_regions() -> list[tuple[int, int]]:
+    """``(address, nbytes)`` of every mapping ``anonymous_memory`` made that is still alive.
+
+    For a process about to exit once its output is written (the PacketTable's arena is ~62 bytes
+    per packet): whoever releases these must be sure nothing reads the arrays again.
+    """
+    return [(address, len(mapping)) for address, mapping in list(_live.items())]

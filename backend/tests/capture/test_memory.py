@@ -48,6 +48,19 @@ def test_populated_memory_takes_no_page_faults_when_written() -> None:
     assert faults_writing(small) < 16
 
 
+def test_mapped_regions_are_the_live_mappings() -> None:
+    array = anonymous_memory(2 * MIB + 3, populate=True)
+    columns = array[MIB : 2 * MIB].view(np.uint16)  # a view keeps the mapping alive
+    region = (array.ctypes.data, 2 * MIB + 3)
+    assert region in memory.mapped_regions()
+    del array
+    assert region in memory.mapped_regions()
+    del columns
+    assert region not in memory.mapped_regions()
+    assert (0, 0) not in memory.mapped_regions()
+    assert anonymous_memory(0).shape == (0,)  # nothing mapped, nothing listed
+
+
 def test_empty_views_one_specialisation_as_every_dtype() -> None:
     for dtype in (np.uint8, np.uint16, np.int32, np.uint32, np.int64, np.bool_):
         array = empty(1001, dtype)
