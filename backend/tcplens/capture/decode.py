@@ -24,7 +24,7 @@ from tcplens.capture.link import (
     skip_link_header,
 )
 from tcplens.capture.pcap import record_header as pcap_record_header
-from tcplens.capture.table import I8, I32, I64, MAX_SACK_BLOCKS, U8, U16, U32, B
+from tcplens.capture.table import I8, I32, I64, LONG_LENGTH, MAX_SACK_BLOCKS, U8, U16, U32, B
 
 # the status bits as plain ints: numba mixes numpy uint8 scalars with int64 into floats
 PARSED = int(table.PARSED)
@@ -159,51 +159,53 @@ def _words(first: int, second: int) -> np.uint64:
 
 @inline_kernel
 def _decode_row(
-    buf: U8, i: int, data_offset: I64, caplen: U32, origlen: U32, link: int,
-    status: U8, ip_version: U8, ip_proto: U8, ip_total_len: U32,
+    buf: U8, i: int, start: int, captured: int, wire: int, link: int,
+    status: U8, ip_version: U8, ip_proto: U8,
     src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16, tcp_window: U16,
-    tcp_hdr_len: U8, tcp_payload_len: U32, udp_payload: I64,
-) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64, int, int]:  # fmt: skip
-    """Decode row ``i`` (its columns come reset) but its TCP options; returns the source and
-    destination address keys (two 64-bit words each, see ``addresses``; 0 when the packet has no
-    IP header) and where the TCP options are (``start == stop``: none)."""
+    tcp_hdr_len: U8, tcp_payload_len: U32, udp_payload: I64, udp_end: I64,
+) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64, int, int, int]:  # fmt: skip
+    """Decode row ``i`` (its columns come reset) but its TCP options and its lengths, from the
+    ``captured`` bytes at ``start`` of a ``wire``-byte frame; returns the source and destination
+    address keys (two 64-bit words each, see ``addresses``; 0 when the packet has no IP header),
+    where the TCP options are (``start == stop``: none) and the IP header's total length (0:
+    none read)."""
     h = HOST_BIG_ENDIAN
     s_hi = s_lo = d_hi = d_lo = np.uint64(0)
-    start = data_offset[i]
-    end = start + caplen[i]
-    wire_end = start + max(origlen[i], caplen[i])
+    end = start + captured
+    wire_end = start + max(wire, captured)
+    ip_len = 0
     following, pos = skip_link_header(buf, start, end, link)
     if following == NEXT_UNSUPPORTED:
         status[i] = UNSUPPORTED_LINK | NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo, 0, 0
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
     if following == NEXT_SHORT:
         status[i] = TRUNCATED | NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo, 0, 0
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
     if following != NEXT_IPV4 and following != NEXT_IPV6:
         status[i] = NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo, 0, 0
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
     flags = 0
     if following == NEXT_IPV4:
         ip_version[i] = 4
         if end - pos < 20:
             status[i] = TRUNCATED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
         header_len = (byte(buf, pos) & 0x0F) * 4
         total = read_u16(buf, pos + 2, True)
         if total == 0:
             total = wire_end - pos  # TSO: Wireshark takes the frame's length when this is 0
         if byte(buf, pos) >> 4 != 4 or header_len < 20 or total < header_len:
             status[i] = MALFORMED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
         s_lo = _words(IPV4_MAPPED_WORD, read_u32(buf, pos + 12, HOST_BIG_ENDIAN))
         d_lo = _words(IPV4_MAPPED_WORD, read_u32(buf, pos + 16, HOST_BIG_ENDIAN))
         protocol = byte(buf, pos + 9)
         ip_proto[i] = protocol
-        ip_total_len[i] = total
+        ip_len = total
         fragment = read_u16(buf, pos + 6, True)
         if fragment & 0x1FFF:  # a later fragment: its bytes are not a transport header
             status[i] = FRAGMENT | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
         if fragment & 0x2000:
             flags |= FRAGMENT
         ip_end = pos + min(total, wire_end - pos)
@@ -212,46 +214,47 @@ def _decode_row(
         ip_version[i] = 6
         if end - pos < 40:
             status[i] = TRUNCATED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
         if byte(buf, pos) >> 4 != 6:
             status[i] = MALFORMED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
         s_hi = _words(read_u32(buf, pos + 8, h), read_u32(buf, pos + 12, h))
         s_lo = _words(read_u32(buf, pos + 16, h), read_u32(buf, pos + 20, h))
         d_hi = _words(read_u32(buf, pos + 24, h), read_u32(buf, pos + 28, h))
         d_lo = _words(read_u32(buf, pos + 32, h), read_u32(buf, pos + 36, h))
         total = read_u16(buf, pos + 4, True) + 40
-        ip_total_len[i] = total
+        ip_len = total
         ip_end = pos + min(total, wire_end - pos)
         protocol, pos, fragment6 = _ipv6_extensions(buf, pos + 40, end, ip_end, byte(buf, pos + 6))
         if protocol < 0:
             status[i] = TRUNCATED | NOT_TCP if pos <= ip_end else MALFORMED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
         ip_proto[i] = protocol
         if fragment6 == 2:
             status[i] = FRAGMENT | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
         if fragment6 == 1:
             flags |= FRAGMENT
     if protocol == IPPROTO_UDP:
         if end - pos < 8:
             status[i] = flags | TRUNCATED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
         src_port[i] = read_u16(buf, pos, True)
         dst_port[i] = read_u16(buf, pos + 2, True)
         if src_port[i] == DNS_PORT or dst_port[i] == DNS_PORT:
             udp_payload[i] = pos + 8
+            udp_end[i] = end
         status[i] = flags | PARSED | NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo, 0, 0
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
     if protocol != IPPROTO_TCP:
         status[i] = flags | PARSED | NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo, 0, 0
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
     if end - pos < 20:
         if end - pos >= 4:
             src_port[i] = read_u16(buf, pos, True)
             dst_port[i] = read_u16(buf, pos + 2, True)
         status[i] = flags | TRUNCATED | NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo, 0, 0
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
     header_len = (byte(buf, pos + 12) >> 4) * 4
     src_port[i] = read_u16(buf, pos, True)
     dst_port[i] = read_u16(buf, pos + 2, True)
@@ -262,12 +265,12 @@ def _decode_row(
     tcp_hdr_len[i] = header_len
     if header_len < 20 or ip_end - pos < header_len:
         status[i] = flags | MALFORMED | NOT_TCP  # Wireshark: "Bogus TCP header length"
-        return s_hi, s_lo, d_hi, d_lo, 0, 0
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
     tcp_payload_len[i] = ip_end - pos - header_len
     if end < ip_end:
         flags |= TRUNCATED
     status[i] = flags | PARSED
-    return s_hi, s_lo, d_hi, d_lo, pos + 20, min(pos + header_len, end)
+    return s_hi, s_lo, d_hi, d_lo, pos + 20, min(pos + header_len, end), ip_len
 
 
 @inline_kernel
@@ -293,15 +296,17 @@ def _address_id(
 @parallel_kernel
 def decode_packets(
     buf: U8, data_offset: I64, part_first: I64, part_pos: I64, record_header: int, big: bool, nanoseconds: bool, if_link: U16,
-    first_row: int, ts_ns: I64, interface: U16, caplen: U32, origlen: U32,
+    first_row: int, ts_ns: I64, interface: U16, walked_caplen: U32, walked_origlen: U32,
     link_type: U16, status: U8, ip_version: U8, src_id: U32, dst_id: U32, ip_proto: U8,
-    ip_total_len: U32, src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16,
+    caplen16: U16, origlen16: U16, ip_total_len16: U16,
+    src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16,
     tcp_window: U16, tcp_hdr_len: U8, tcp_payload_len: U32, sack_count: U8,
-    has_ts: B, ts_val: U32, ts_ecr: U32, udp_payload: I64,
+    has_ts: B, ts_val: U32, ts_ecr: U32, udp_payload: I64, udp_end: I64, ts_bounds: I64,
     address_slots: I64, address_keys: U64, miss_count: I64, miss_row: I64, miss_key: U64,
     hs_fill: int, hs_row: U32, hs_mss: I32, hs_wscale: I8, hs_sack_perm: B,
     block_fill: int, block_row: U32, block_left: U32, block_right: U32,
-) -> tuple[int, int]:  # fmt: skip
+    long_fill: int, long_row: U32, long_caplen: U32, long_origlen: U32, long_ip_total_len: U32,
+) -> tuple[int, int, int]:  # fmt: skip
     """Decode every record into its row of the zero-filled columns (absent fields stay 0).
 
     Rows ``part_first[p]`` to ``part_first[p + 1]`` are part ``p``; the parts run on all cores.
@@ -311,22 +316,28 @@ def decode_packets(
     With ``record_header`` (pcap: 16), each packet's record header just before its bytes gives
     its timestamp and lengths (in the file's byte order ``big``), and its link type is
     ``if_link[0]`` (``interface``/``link_type`` are not written); without (pcapng), the walker
-    filled ``ts_ns``, ``caplen``, ``origlen`` and ``interface``, and ``if_link`` maps an
-    interface to the ``link_type`` written. Row ``i`` is row ``first_row + i`` of the table.
-    ``udp_payload`` gets the buffer offset of UDP port-53 payloads (else 0), for the DNS pass.
+    filled ``ts_ns``, ``interface`` and the lengths ``walked_caplen``/``walked_origlen``, and
+    ``if_link`` maps an interface to the ``link_type`` written. Row ``i`` is row
+    ``first_row + i`` of the table. ``udp_payload`` gets the buffer offset of UDP port-53
+    payloads (else 0) and ``udp_end`` their frame's end, for the DNS pass. ``ts_bounds[p]``:
+    the earliest and latest timestamp of part ``p`` (the capture's first and last packet times
+    without another pass over ``ts_ns``).
     Addresses found in the ``addresses`` table get their id; the others are noted per part
     (``miss_*``, see ``addresses.resolve_misses``) and get their id after this call.
 
-    SYN options and SACK blocks are appended to the handshake entries after the first
-    ``hs_fill`` and to the block entries after the first ``block_fill``, in row order; returns
-    their new counts. The arrays must have room for one handshake entry and MAX_SACK_BLOCKS
-    blocks per row: each part writes from its first row's share of that room, then the parts'
-    entries are moved down to follow each other (a copy of the few rows that have them).
+    SYN options, SACK blocks and long lengths (a length ≥ ``LONG_LENGTH``, whose 16-bit column
+    holds ``LONG_LENGTH``) are appended to the handshake entries after the first ``hs_fill``, to
+    the block entries after the first ``block_fill`` and to the long entries after the first
+    ``long_fill``, in row order; returns their new counts. The arrays must have room for one
+    handshake entry, MAX_SACK_BLOCKS blocks and one long entry per row: each part writes from
+    its first row's share of that room, then the parts' entries are moved down to follow each
+    other (a copy of the few rows that have them).
     """
     parts = part_first.shape[0] - 1
     walking = part_pos.shape[0] > 0
     hs_count = np.zeros(parts, np.int64)
     block_count = np.zeros(parts, np.int64)
+    long_count = np.zeros(parts, np.int64)
     for p in numba.prange(parts):  # rows are independent: parts run on all cores
         cache_keys = np.zeros((2, 2), np.uint64)
         cache_ids = np.zeros(2, np.int64)  # both entries: ::, id 0
@@ -334,7 +345,10 @@ def decode_packets(
         lo = part_first[p]
         hw = hs_fill + lo
         sw = block_fill + MAX_SACK_BLOCKS * lo
+        lw = long_fill + lo
         pos = part_pos[p] if walking else 0
+        earliest = 0x7FFFFFFFFFFFFFFF
+        latest = -0x7FFFFFFFFFFFFFFF - 1
         for i in range(lo, part_first[p + 1]):
             if record_header:
                 if walking:
@@ -344,20 +358,32 @@ def decode_packets(
                 )
                 pos = data_offset[i] + captured
                 ts_ns[i] = ts
-                caplen[i] = captured
-                origlen[i] = wire
                 link = if_link[0]
             else:
+                ts = ts_ns[i]
+                captured = walked_caplen[i]
+                wire = walked_origlen[i]
                 link = if_link[interface[i]]
                 link_type[i] = link
+            earliest = min(earliest, ts)
+            latest = max(latest, ts)
             # the columns come zero-filled (fresh anonymous memory, each row decoded once): only
             # what the packet has is written
             udp_payload[i] = 0  # reused from chunk to chunk
-            s_hi, s_lo, d_hi, d_lo, options, stop = _decode_row(
-                buf, i, data_offset, caplen, origlen, link, status, ip_version, ip_proto,
-                ip_total_len, src_port, dst_port, tcp_seq, tcp_ack, tcp_flags, tcp_window,
-                tcp_hdr_len, tcp_payload_len, udp_payload,
+            s_hi, s_lo, d_hi, d_lo, options, stop, ip_len = _decode_row(
+                buf, i, data_offset[i], captured, wire, link, status, ip_version, ip_proto,
+                src_port, dst_port, tcp_seq, tcp_ack, tcp_flags, tcp_window,
+                tcp_hdr_len, tcp_payload_len, udp_payload, udp_end,
             )  # fmt: skip
+            caplen16[i] = min(captured, LONG_LENGTH)
+            origlen16[i] = min(wire, LONG_LENGTH)
+            ip_total_len16[i] = min(ip_len, LONG_LENGTH)
+            if captured >= LONG_LENGTH or wire >= LONG_LENGTH or ip_len >= LONG_LENGTH:
+                long_row[lw] = first_row + i
+                long_caplen[lw] = captured
+                long_origlen[lw] = wire
+                long_ip_total_len[lw] = ip_len
+                lw += 1
             if stop - options >= 12 and read_u32(buf, options, True) == ALIGNED_TIMESTAMPS:
                 # what Linux and most stacks send (RFC 7323 Appendix A): NOP, NOP, timestamps
                 has_ts[i] = True
@@ -403,8 +429,12 @@ def decode_packets(
         miss_count[p] = misses
         hs_count[p] = hw - (hs_fill + lo)
         block_count[p] = sw - (block_fill + MAX_SACK_BLOCKS * lo)
+        long_count[p] = lw - (long_fill + lo)
+        ts_bounds[p, 0] = earliest
+        ts_bounds[p, 1] = latest
     hs_next = hs_fill
     block_next = block_fill
+    long_next = long_fill
     for q in range(parts):  # the parts' entries, one after the other (moving down: in order)
         part_start = part_first[q]
         start = hs_fill + part_start
@@ -420,4 +450,11 @@ def decode_packets(
             block_left[block_next + j] = block_left[start + j]
             block_right[block_next + j] = block_right[start + j]
         block_next += block_count[q]
-    return hs_next, block_next
+        start = long_fill + part_start
+        for j in range(long_count[q]):
+            long_row[long_next + j] = long_row[start + j]
+            long_caplen[long_next + j] = long_caplen[start + j]
+            long_origlen[long_next + j] = long_origlen[start + j]
+            long_ip_total_len[long_next + j] = long_ip_total_len[start + j]
+        long_next += long_count[q]
+    return hs_next, block_next, long_next

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from tcplens.capture.compiled import byte, inline_kernel, kernel, read_u16
-from tcplens.capture.table import I64, U8, U16, U32, DnsTable
+from tcplens.capture.table import I64, U8, U16, DnsTable
 
 MAX_NAME = 253  # RFC 1035 §2.3.4: 255 octets on the wire, 253 as dotted text
 MAX_POINTERS = 16  # compression pointers followed per name: a loop cannot run forever
@@ -113,10 +113,10 @@ class DnsCollector:
     def __init__(self) -> None:
         self._parts: list[dict[str, Any]] = []
 
-    def collect(
-        self, buf: U8, data_offset: I64, caplen: U32, udp_payload: I64, first_row: int
-    ) -> None:
-        rows = np.flatnonzero(udp_payload)  # 0: not DNS (a payload never starts a buffer)
+    def collect(self, buf: U8, udp_payload: I64, udp_end: I64, first_row: int) -> None:
+        """The DNS messages at ``udp_payload`` (0: none; a payload never starts a buffer) in
+        frames ending at ``udp_end``, rows ``first_row...`` of the table."""
+        rows = np.flatnonzero(udp_payload)
         if rows.shape[0] == 0:
             return
         m = rows.shape[0]
@@ -132,9 +132,8 @@ class DnsCollector:
             "family": np.zeros((m, MAX_ANSWERS), np.uint8),
             "answer_count": np.zeros(m, np.uint8),
         }
-        frame_end = data_offset[rows] + caplen[rows].astype(np.int64)
         decode_dns(
-            buf, udp_payload[rows], frame_end, part["dns_id"], part["flags"], part["qtype"],
+            buf, udp_payload[rows], udp_end[rows], part["dns_id"], part["flags"], part["qtype"],
             part["name"], part["name_len"], part["ok"], part["answers"], part["family"],
             part["answer_count"],
         )  # fmt: skip

@@ -39,6 +39,7 @@ from tcplens.capture.records import (
 from tcplens.capture.source import open_capture
 from tcplens.capture.table import (
     MAX_SACK_BLOCKS,
+    U32,
     UNSUPPORTED_LINK,
     Capture,
     CaptureInfo,
@@ -89,14 +90,13 @@ def read_capture(
         reading.progress.finish(buffer.source_done(buffer.fill))
     if not set(walker.link_types()) <= set(DECODED_LINK_TYPES):  # else no per-packet pass
         _warn_unsupported_links(packets, reading.warnings)
-    ts = packets.ts_ns
     info = CaptureInfo(
         format=kind,
         compression=buffer.compression,
         packets=len(packets),
         link_types=walker.link_types(),
-        first_ts_ns=int(ts.min()) if len(ts) else None,
-        last_ts_ns=int(ts.max()) if len(ts) else None,
+        first_ts_ns=reading.earliest if len(packets) else None,
+        last_ts_ns=reading.latest if len(packets) else None,
         truncated=reading.truncated,
         warnings=tuple(reading.warnings),
         comments=tuple(reading.comments),
@@ -114,6 +114,7 @@ class _Reading:
         self.walker = walker
         self.progress = progress
         self.rows = 0
+        self.earliest = self.latest = 0  # the decoded packets' first and last timestamps
         self.truncated = False
         self.warnings: list[str] = []
         self.comments: list[str] = []
@@ -184,7 +185,7 @@ class _Reading:
             # decoding does not fault them in again (0.04 s of system time at 5M)
             columns = _allocate(walk.rows, self.pcap)
             self.pieces.append(columns)
-            self._decode(columns, walk, walk.rows)
+            self._decode(columns, walk, walk.rows, _NO_LENGTHS)
             return walk.rows, walk.pos, walk.stop, walk.info
         most = buffer.fill // walker.min_record + 1  # records of headers only
         first = min(most, buffer.fill // _TYPICAL_RECORD + _INDEX_SLACK)
@@ -198,7 +199,7 @@ class _Reading:
             n += more
         columns = _allocate(n, self.pcap)
         self.pieces.append(columns)
-        self._decode(columns, IndexedRecords(data_offset), n)
+        self._decode(columns, IndexedRecords(data_offset), n, _NO_LENGTHS)
         return n, pos, stop, info
 
     def _fill_window(self, walker: PcapngWalker, pos: int) -> tuple[int, int, int, int]:
@@ -206,13 +207,13 @@ class _Reading:
         buffer = self.buffer
         columns = self._room(pos)
         dense = columns.dense
-        room = len(dense["status"])
-        data_offset = np.empty(min(room, buffer.fill // walker.min_record + 1), np.int64)
-        records = RecordColumns(
-            dense["ts_ns"], dense["caplen"], dense["origlen"], dense["interface"]
-        )
+        room = min(len(dense["status"]), buffer.fill // walker.min_record + 1)
+        data_offset = np.empty(room, np.int64)
+        # the lengths in full, for the decoder to store (see ``PacketTable.caplen16``)
+        lengths = np.empty((2, room), np.uint32)
+        records = RecordColumns(dense["ts_ns"], lengths[0], lengths[1], dense["interface"])
         n, pos, stop, info = walker.fill(buffer.buf, pos, buffer.fill, records, data_offset)
-        self._decode(columns, IndexedRecords(data_offset), n)
+        self._decode(columns, IndexedRecords(data_offset), n, lengths)
         return n, pos, stop, info
 
     def _room(self, pos: int) -> _Columns:
@@ -224,8 +225,11 @@ class _Reading:
         self.pieces.append(piece)
         return piece
 
-    def _decode(self, columns: _Columns, index: RecordIndex, n: int) -> None:
+    def _decode(self, columns: _Columns, index: RecordIndex, n: int, lengths: U32) -> None:
         """Decode rows ``[0, n)`` of ``columns`` on all cores, a chunk of rows at a time.
+
+        ``lengths``: each row's captured and wire length, shape (2, n), if the walker found them
+        (pcapng); else the decoder reads them from the record headers.
 
         Between chunks (from Python, never per packet): DNS messages, progress, and the mapped
         pages behind are dropped.
@@ -235,6 +239,7 @@ class _Reading:
         big = pcap is not None and pcap.big_endian
         nanoseconds = pcap is not None and pcap.nanoseconds
         udp_payload = np.empty(min(n, DECODE_CHUNK), np.int64)
+        udp_end = np.empty(min(n, DECODE_CHUNK), np.int64)
         chunks = index.chunks(n, np.empty(min(n, DECODE_CHUNK), np.int64), DECODE_CHUNK, _PARTS)
         parts = max((c.part_first.shape[0] - 1 for c in chunks), default=1)
         largest = max((int(np.diff(c.part_first).max()) for c in chunks), default=0)
@@ -243,28 +248,40 @@ class _Reading:
         room = 2 * largest  # two addresses per row of a part
         all_miss_row = np.empty((parts, room), np.int64)
         all_miss_key = anonymous_memory(16 * parts * room).view(np.uint64).reshape(parts, room, 2)
-        handshake, blocks = columns.handshake, columns.sack_blocks
+        all_ts_bounds = np.empty((parts, 2), np.int64)
+        handshake, blocks, long = columns.handshake, columns.sack_blocks, columns.long_lengths
         for chunk in chunks:
             first, last, offsets = chunk.first, chunk.last, chunk.offsets
             c = {name: column[first:last] for name, column in columns.dense.items()}
             k = chunk.part_first.shape[0] - 1
             misses, miss_row, miss_key = all_misses[:k], all_miss_row[:k], all_miss_key[:k]
-            udp = udp_payload[: last - first]
+            ts_bounds = all_ts_bounds[:k]
+            udp, ends = udp_payload[: last - first], udp_end[: last - first]
+            walked = lengths[:, first:last]
             h = handshake.room(last - first)
             b = blocks.room(MAX_SACK_BLOCKS * (last - first))
-            handshake.fill, blocks.fill = decode_packets(
+            g = long.room(last - first)
+            handshake.fill, blocks.fill, long.fill = decode_packets(
                 buffer.buf, offsets, chunk.part_first, chunk.part_pos, walker.record_header, big,
                 nanoseconds, walker.if_link,
-                self.rows + first, c["ts_ns"], c.get("interface", _UNUSED), c["caplen"],
-                c["origlen"], c.get("link_type", _UNUSED), c["status"], c["ip_version"],
-                c["src_id"], c["dst_id"], c["ip_proto"], c["ip_total_len"], c["src_port"],
+                self.rows + first, c["ts_ns"], c.get("interface", _UNUSED), walked[0], walked[1],
+                c.get("link_type", _UNUSED), c["status"], c["ip_version"],
+                c["src_id"], c["dst_id"], c["ip_proto"], c["caplen16"], c["origlen16"],
+                c["ip_total_len16"], c["src_port"],
                 c["dst_port"], c["tcp_seq"], c["tcp_ack"], c["tcp_flags"], c["tcp_window"],
                 c["tcp_hdr_len"], c["tcp_payload_len"], c["sack_count"], c["has_ts"], c["ts_val"],
-                c["ts_ecr"], udp, book.slots, book.keys, misses, miss_row, miss_key,
-                handshake.fill, h["handshake_rows"], h["handshake_mss"], h["handshake_wscale"],
-                h["handshake_sack_perm"], blocks.fill, b["sack_block_row"], b["sack_block_left"],
-                b["sack_block_right"],
+                c["ts_ecr"], udp, ends, ts_bounds, book.slots, book.keys, misses, miss_row,
+                miss_key, handshake.fill, h["handshake_rows"], h["handshake_mss"],
+                h["handshake_wscale"], h["handshake_sack_perm"], blocks.fill, b["sack_block_row"],
+                b["sack_block_left"], b["sack_block_right"], long.fill, g["long_rows"],
+                g["long_caplen"], g["long_origlen"], g["long_ip_total_len"],
             )  # fmt: skip
+            earliest, latest = int(ts_bounds[:, 0].min()), int(ts_bounds[:, 1].max())
+            if self.rows + first == 0:
+                self.earliest, self.latest = earliest, latest
+            else:
+                self.earliest = min(self.earliest, earliest)
+                self.latest = max(self.latest, latest)
             missed = int(misses.sum())
             if missed:  # new addresses, in row order (few after the first chunk)
                 book.reserve(missed)
@@ -272,7 +289,7 @@ class _Reading:
                     book.slots, book.keys, book.count, misses, miss_row, miss_key,
                     c["src_id"], c["dst_id"],
                 )  # fmt: skip
-            self.dns.collect(buffer.buf, offsets, c["caplen"], udp, self.rows + first)
+            self.dns.collect(buffer.buf, udp, ends, self.rows + first)
             done = buffer.base + int(offsets[-1]) - walker.record_header
             buffer.release_before(done)
             self.progress.update(buffer.source_done(int(offsets[-1])))
@@ -305,6 +322,7 @@ class _Reading:
             final, self.final = self.final, None
             columns = {name: column[: self.rows] for name, column in final.dense.items()}
             columns |= final.handshake.columns() | final.sack_blocks.columns()
+            columns |= final.long_lengths.columns()
         else:
             columns = _join(self.pieces)
         if self.pcap:  # one interface, one link type: the same value for every packet
@@ -350,16 +368,17 @@ class _Compact:
 @dataclass
 class _Columns:
     """Columns for ``n`` packets: ``dense`` has a row per packet, the others entries (see
-    ``PacketTable``: SYN options and SACK blocks)."""
+    ``PacketTable``: SYN options, SACK blocks, long lengths)."""
 
     dense: Columns
     handshake: _Compact
     sack_blocks: _Compact
+    long_lengths: _Compact
 
     def rows_from(self, first: int) -> _Columns:
         """The dense columns from row ``first`` on (the entries are shared)."""
         dense = {name: column[first:] for name, column in self.dense.items()}
-        return _Columns(dense, self.handshake, self.sack_blocks)
+        return _Columns(dense, self.handshake, self.sack_blocks, self.long_lengths)
 
 
 def _allocate(n: int, pcap: bool) -> _Columns:
@@ -370,8 +389,8 @@ def _allocate(n: int, pcap: bool) -> _Columns:
     time here, and numpy's own arrays of ≥ 4 MiB ask for transparent huge pages, whose first
     touches stall in memory compaction on this shared machine (bulk_5M read: 1.2-1.6 s of system
     time with them, 0.4 s without). A pcap has no per-packet interface and link type columns.
-    The entries (SYN options, SACK blocks) get room for one per packet (blocks: more if they
-    come, see ``_Compact.room``), mapped but touched only where written.
+    The entries (SYN options, SACK blocks, long lengths) get room for one per packet (blocks:
+    more if they come, see ``_Compact.room``), mapped but touched only where written.
     """
     layout = [(name, dtype) for name, dtype in _LAYOUT if not (pcap and name in _PER_INTERFACE)]
     sizes = [n * np.dtype(dtype).itemsize for _, dtype in layout]
@@ -380,7 +399,9 @@ def _allocate(n: int, pcap: bool) -> _Columns:
     dense: Columns = {}
     for (name, dtype), start, size in zip(layout, starts.tolist(), sizes, strict=False):
         dense[name] = arena[start : start + size].view(dtype)
-    return _Columns(dense, _Compact(_HANDSHAKE, n), _Compact(_SACK_BLOCKS, n))
+    return _Columns(
+        dense, _Compact(_HANDSHAKE, n), _Compact(_SACK_BLOCKS, n), _Compact(_LONG_LENGTHS, n)
+    )
 
 
 # name, dtype; every row is written by the walker or the decoder
@@ -388,14 +409,14 @@ _LAYOUT: tuple[tuple[str, type], ...] = (
     ("ts_ns", np.int64),
     ("interface", np.uint16),
     ("link_type", np.uint16),
-    ("caplen", np.uint32),
-    ("origlen", np.uint32),
+    ("caplen16", np.uint16),
+    ("origlen16", np.uint16),
     ("status", np.uint8),
     ("ip_version", np.uint8),
     ("src_id", np.uint32),
     ("dst_id", np.uint32),
     ("ip_proto", np.uint8),
-    ("ip_total_len", np.uint32),
+    ("ip_total_len16", np.uint16),
     ("src_port", np.uint16),
     ("dst_port", np.uint16),
     ("tcp_seq", np.uint32),
@@ -411,6 +432,7 @@ _LAYOUT: tuple[tuple[str, type], ...] = (
 )
 _PER_INTERFACE = ("interface", "link_type")  # a pcap's are one value (``_Reading._table``)
 _UNUSED = np.zeros(0, np.uint16)  # what the decoder gets for the columns a pcap has not
+_NO_LENGTHS = np.zeros((2, 0), np.uint32)  # a pcap's lengths are in its record headers
 
 _HANDSHAKE: tuple[tuple[str, type], ...] = (
     ("handshake_rows", np.uint32),
@@ -422,6 +444,12 @@ _SACK_BLOCKS: tuple[tuple[str, type], ...] = (
     ("sack_block_row", np.uint32),
     ("sack_block_left", np.uint32),
     ("sack_block_right", np.uint32),
+)
+_LONG_LENGTHS: tuple[tuple[str, type], ...] = (
+    ("long_rows", np.uint32),
+    ("long_caplen", np.uint32),
+    ("long_origlen", np.uint32),
+    ("long_ip_total_len", np.uint32),
 )
 
 
@@ -437,7 +465,7 @@ def _join(pieces: list[_Columns]) -> Columns:
     for piece in pieces:
         for name, column in [
             *piece.dense.items(), *piece.handshake.columns().items(),
-            *piece.sack_blocks.columns().items(),
+            *piece.sack_blocks.columns().items(), *piece.long_lengths.columns().items(),
         ]:  # fmt: skip
             parts.setdefault(name, []).append(column)
     pieces.clear()

@@ -2,9 +2,10 @@
 
 This is the contract between the reader (``tcplens.capture``) and the TCP analysis
 (``tcplens.tcp``). Every array has length ``n`` (the number of packets in the file,
-including packets that are not TCP), except ``handshake_*`` and ``sack_block_*``, one entry
-per packet carrying a SYN option or per SACK block (see ``PacketTable``), and ``addresses``,
-one row per distinct IP address, which ``src_id``/``dst_id`` index.
+including packets that are not TCP), except ``handshake_*``, ``sack_block_*`` and ``long_*``,
+one entry per packet carrying a SYN option, per SACK block or per packet with a length of 64 KiB
+or more (see ``PacketTable``), and ``addresses``, one row per distinct IP address, which
+``src_id``/``dst_id`` index.
 
 Absent values use explicit sentinels, never a silent 0 that could be a real value:
 ``mss == -1``, ``wscale == -1`` (option absent), ``has_ts == False``.
@@ -38,6 +39,9 @@ ECE = 0x40
 CWR = 0x80
 
 MAX_SACK_BLOCKS = 4  # RFC 2018: at most 4 blocks fit in 40 option bytes
+# a length column holding this sends the reader to the packet's ``long_*`` entry (the analysis
+# reads none of them: 2 bytes a packet instead of 4, for lengths that are almost never this long)
+LONG_LENGTH = 0xFFFF
 
 U8 = npt.NDArray[np.uint8]
 U16 = npt.NDArray[np.uint16]
@@ -55,8 +59,11 @@ class PacketTable:
     Options that few packets carry are stored for those packets only, in row order: the options
     of a SYN (MSS, window scale, SACK-permitted: RFC 9293 §3.7.1, RFC 7323 §2.2, RFC 2018 §2) in
     ``handshake_*``, one entry per packet carrying any of them; SACK blocks (RFC 2018 §3) in
-    ``sack_block_*``, one entry per block. Per-packet views of them (``mss``, ``sack_left``, ...)
-    are built on demand, for tests and tools: the analysis reads the compact columns.
+    ``sack_block_*``, one entry per block. The captured, wire and IP lengths are 16-bit columns
+    (``caplen16``...): a packet with any of them ≥ ``LONG_LENGTH`` (TSO/GRO frames, jumbograms)
+    holds ``LONG_LENGTH`` there and its three lengths in ``long_*``. Per-packet views of them
+    (``caplen``, ``mss``, ``sack_left``, ...) are built on demand, for tests and tools: the
+    analysis reads the compact columns.
     """
 
     ts_ns: I64  # absolute timestamp, ns since the Unix epoch (if_tsoffset applied)
@@ -64,14 +71,14 @@ class PacketTable:
     # so there both are read-only broadcast views of one value (no memory per packet)
     interface: U16
     link_type: U16
-    caplen: U32  # bytes captured
-    origlen: U32  # bytes on the wire
+    caplen16: U16  # bytes captured (``LONG_LENGTH``: see ``long_caplen``)
+    origlen16: U16  # bytes on the wire
     status: U8  # bit set of PARSED, TRUNCATED, FRAGMENT, NOT_TCP, MALFORMED, UNSUPPORTED_LINK
     ip_version: U8  # 0 (none), 4 or 6
     src_id: U32  # row of ``addresses``; equal ids, equal addresses; 0 is :: (no IP header)
     dst_id: U32
     ip_proto: U8  # IP protocol number of the transport header (6 TCP, 17 UDP), 0 if none
-    ip_total_len: U32  # IPv4 total length / IPv6 payload length + 40, from the header
+    ip_total_len16: U16  # IPv4 total length / IPv6 payload length + 40, from the header
     src_port: U16
     dst_port: U16
     tcp_seq: U32
@@ -94,6 +101,11 @@ class PacketTable:
     sack_block_row: U32
     sack_block_left: U32
     sack_block_right: U32
+    # the packets with a length ≥ LONG_LENGTH (rows ascending), and their three lengths in full
+    long_rows: U32
+    long_caplen: U32
+    long_origlen: U32
+    long_ip_total_len: U32
     # shape (k, 16), one row per distinct address, in order of first appearance: IPv6, or IPv4
     # as IPv4-mapped IPv6 (::ffff:a.b.c.d); row 0 is :: (see ``capture.addresses``)
     addresses: U8
@@ -105,6 +117,21 @@ class PacketTable:
     def frame(self) -> U32:
         """1-based position of each packet in the file, as Wireshark numbers frames (row + 1)."""
         return np.arange(1, len(self) + 1, dtype=np.uint32)
+
+    @property
+    def caplen(self) -> U32:
+        """Per packet: bytes captured (n-sized, built on each call)."""
+        return self._length(self.caplen16, self.long_caplen)
+
+    @property
+    def origlen(self) -> U32:
+        """Per packet: bytes on the wire (built on each call)."""
+        return self._length(self.origlen16, self.long_origlen)
+
+    @property
+    def ip_total_len(self) -> U32:
+        """Per packet: IPv4 total length / IPv6 payload length + 40 (built on each call)."""
+        return self._length(self.ip_total_len16, self.long_ip_total_len)
 
     @property
     def mss(self) -> I32:
@@ -130,6 +157,11 @@ class PacketTable:
     def sack_right(self) -> U32:
         """Per packet, shape (n, MAX_SACK_BLOCKS): right edges of its blocks, 0 where none."""
         return self._blocks(self.sack_block_right)
+
+    def _length(self, short: U16, long: U32) -> U32:
+        out = short.astype(np.uint32)
+        out[self.long_rows] = long
+        return out
 
     def _per_packet(self, values: npt.NDArray[Any], absent: Any) -> npt.NDArray[Any]:
         out = np.full(len(self), absent, values.dtype)

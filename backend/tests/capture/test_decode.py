@@ -11,6 +11,7 @@ from tcplens.capture.table import (
     ECE,
     FIN,
     FRAGMENT,
+    LONG_LENGTH,
     MALFORMED,
     NOT_TCP,
     PARSED,
@@ -18,7 +19,18 @@ from tcplens.capture.table import (
     TRUNCATED,
     PacketTable,
 )
-from tests.capture.builders import Packet, ethernet, ipv4, ipv6, pcap_file, tcp, udp
+from tests.capture.builders import (
+    Interface,
+    Packet,
+    Section,
+    ethernet,
+    ipv4,
+    ipv6,
+    pcap_file,
+    pcapng_file,
+    tcp,
+    udp,
+)
 
 SYN_OPTIONS = (
     b"\x02\x04\x05\xb4"  # MSS 1460
@@ -98,6 +110,29 @@ def test_zero_ipv4_total_length_means_the_frame_length() -> None:
     # TSO on the capturing host: the kernel hands the NIC an IP length of 0 (Wireshark uses the frame)
     t = _table(_v4(tcp(5, 6, 1, 1, ACK, 100, payload=b"z" * 3000), total_len=0))
     assert t.tcp_payload_len.tolist() == [3000]
+
+
+def test_lengths_of_64_kib_and_more_are_kept_whole() -> None:
+    # GRO/TSO super-frames: a 70,000-byte frame captured whole, one cut at 96 bytes, both with
+    # the IP length 0 the kernel gives them; around them, ordinary frames. The 16-bit columns
+    # hold LONG_LENGTH for them and ``long_*`` their true lengths.
+    big = _v4(tcp(5, 6, 1, 1, ACK, 100, payload=b"z" * (70_000 - 54)), total_len=0)
+    small = _v4(tcp(5, 6, 1, 1, ACK, 100, payload=b"y" * 10))
+    packets = [
+        Packet(0, small), Packet(1, big), Packet(2, small), Packet(3, big[:96], origlen=70_000)
+    ]  # fmt: skip
+    for data in (
+        pcap_file(packets),
+        pcapng_file([Section([Interface()], packets)]),
+    ):
+        t = read_capture(io.BytesIO(data)).packets
+        assert t.caplen.tolist() == [64, 70_000, 64, 96]
+        assert t.origlen.tolist() == [64, 70_000, 64, 70_000]
+        assert t.ip_total_len.tolist() == [50, 70_000 - 14, 50, 70_000 - 14]
+        assert t.tcp_payload_len.tolist() == [10, 70_000 - 54, 10, 70_000 - 54]
+        assert t.caplen16.tolist() == [64, LONG_LENGTH, 64, 96]
+        assert t.long_rows.tolist() == [1, 3]
+        assert t.long_caplen.tolist() == [70_000, 96]
 
 
 def test_ipv4_total_length_below_its_header_is_malformed() -> None:

@@ -57,14 +57,14 @@ def table(segs: list[Seg]) -> PacketTable:
         ts_ns=col([1_700_000_000_000_000_000 + int(s.t_ms * 1e6) for s in segs], np.int64),
         interface=np.zeros(n, np.uint16),
         link_type=np.ones(n, np.uint16),
-        caplen=np.full(n, 66, np.uint32),
-        origlen=col([66 + s.length for s in segs], np.uint32),
+        caplen16=np.full(n, 66, np.uint16),
+        origlen16=col([66 + s.length for s in segs], np.uint16),
         status=np.full(n, PARSED, np.uint8),
         ip_version=np.full(n, 4, np.uint8),
         src_id=col([address_ids[a] for a, _ in src], np.uint32),
         dst_id=col([address_ids[a] for a, _ in dst], np.uint32),
         ip_proto=np.full(n, 6, np.uint8),
-        ip_total_len=col([52 + s.length for s in segs], np.uint32),
+        ip_total_len16=col([52 + s.length for s in segs], np.uint16),
         src_port=col([p for _, p in src], np.uint16),
         dst_port=col([p for _, p in dst], np.uint16),
         tcp_seq=col([(s.seq + i) % 2**32 for s, i in zip(segs, own_isn, strict=True)], np.uint32),
@@ -90,6 +90,10 @@ def table(segs: list[Seg]) -> PacketTable:
         sack_block_row=col([i for i, _, _ in blocks], np.uint32),
         sack_block_left=col([(lo + other_isn[i]) % 2**32 for i, lo, _ in blocks], np.uint32),
         sack_block_right=col([(hi + other_isn[i]) % 2**32 for i, _, hi in blocks], np.uint32),
+        long_rows=np.zeros(0, np.uint32),  # no segment here is 64 KiB long
+        long_caplen=np.zeros(0, np.uint32),
+        long_origlen=np.zeros(0, np.uint32),
+        long_ip_total_len=np.zeros(0, np.uint32),
         addresses=np.frombuffer(b"".join(address_ids), np.uint8).reshape(-1, 16).copy(),
     )
 
