@@ -56,6 +56,8 @@ def min_rtt(tx0, tx1, handshake_rtt_s):  # type: ignore[no-untyped-def]
 
 @numba.njit(cache=True)
 def _payload_bytes(tx):  # type: ignore[no-untyped-def]
+    """Unique payload bytes of a transfer, or of its sender's half (``_gather_data``: the same
+    first fields); -1 without data."""
     return tx[T_SEQ_END].max() - tx[T_SEQ].min() if tx[T_T].size else -1
 
 
@@ -134,8 +136,35 @@ def gather_transfer(  # type: ignore[no-untyped-def]
     ZeroWindowSpans (``zw_rows`` this flow's, in their order); ``codes`` = (ACK flag,
     RTT_DATA_ACK, RTT_TIMESTAMP).
     """
-    offsets, time_ns, frame, seqs, payload, acks, window, flags = seg
-    ack_flag, kind_data_ack, kind_timestamp = codes[0], codes[1], codes[2]
+    data = _gather_data(f, d, origin, seg, resent, rtt, rtt_lo, rtt_hi, rcv_mss, sender_lag_ns,
+                        codes)  # fmt: skip
+    return _transfer(data, _gather_acks(f, d, origin, seg, zw, zw_rows, rcv_scale, codes))
+
+
+@numba.njit(cache=True)
+def _transfer(data, acks):  # type: ignore[no-untyped-def]
+    """A transfer's arrays in the layout above from its sender's and its receiver's halves."""
+    t, fr, seq, seq_end, retrans, rtt_t, rtt_s, echo_t, echo_s, lag, mss = data
+    ack_t, ack_frame, ack, win, ack_payload, zs, ze, zf0, zf1, zr = acks
+    return (t, fr, seq, seq_end, retrans, ack_t, ack_frame, ack, win, ack_payload,
+            rtt_t, rtt_s, echo_t, echo_s, zs, ze, zf0, zf1, zr, lag, mss)  # fmt: skip
+
+
+@numba.njit(cache=True)
+def _no_acks():  # type: ignore[no-untyped-def]
+    """The receiver's half of a transfer that is not labelled (``label_connection`` reads only
+    the sender's half of the other transfer)."""
+    e, i = np.empty(0), np.empty(0, np.int64)
+    return e, i, i, i, i, e, e, i, i, np.empty(0, np.bool_)
+
+
+@numba.njit(cache=True)
+def _gather_data(  # type: ignore[no-untyped-def]
+    f, d, origin, seg, resent, rtt, rtt_lo, rtt_hi, rcv_mss, sender_lag_ns, codes
+):
+    """The sender's half of ``gather_transfer``: its data segments, RTT samples, lag, MSS."""
+    offsets, time_ns, frame, seqs, payload, _, _, _ = seg
+    kind_data_ack, kind_timestamp = codes[1], codes[2]
     a, b = offsets[2 * f + d], offsets[2 * f + d + 1]
     n = 0
     for r in range(a, b):
@@ -153,27 +182,6 @@ def gather_transfer(  # type: ignore[no-untyped-def]
             seq[i] = seqs[r]
             seq_end[i] = seqs[r] + payload[r]
             retrans[i] = resent[r]
-            i += 1
-    a, b = offsets[2 * f + 1 - d], offsets[2 * f + 2 - d]
-    m = 0
-    for r in range(a, b):
-        m += (flags[r] & ack_flag) != 0
-    ack_t = np.empty(m)
-    ack_frame = np.empty(m, np.int64)
-    ack = np.empty(m, np.int64)
-    win = np.empty(m, np.int64)
-    ack_payload = np.empty(m, np.int64)
-    i = 0
-    for r in range(a, b):
-        if (flags[r] & ack_flag) != 0:
-            ack_t[i] = (time_ns[r] - origin) / 1e9
-            ack_frame[i] = frame[r]
-            ack[i] = acks[r]
-            # An unknown scale leaves a window's size unknown (-1), except zero: zero scaled
-            # is still zero.
-            w = np.int64(window[r])
-            win[i] = w if rcv_scale >= 0 else (0 if w == 0 else -1)
-            ack_payload[i] = payload[r]
             i += 1
     kind, direction, r_time, r_rtt = rtt
     n_mine = 0
@@ -196,6 +204,45 @@ def gather_transfer(  # type: ignore[no-untyped-def]
             echo_t[n_echo] = (r_time[r] - origin) / 1e9
             echo_s[n_echo] = r_rtt[r] / 1e9
             n_echo += 1
+    # The round trip from the capture point to the sender and back: the handshake splits the
+    # round trip at the capture point, SYN -> SYN/ACK is the part through the server, SYN/ACK
+    # -> ACK the part through the client (the caller passes the sender's part). No handshake:
+    # the timestamp echo through the sender measures the same round trip.
+    lag = sender_lag_ns / 1e9 if sender_lag_ns >= 0 else (echo_s.min() if n_echo else 0.0)
+    mss = np.int64(rcv_mss)
+    if mss <= 0:  # no MSS option: the largest payload sent
+        mss = np.int64(1)
+        for i in range(n):
+            mss = max(mss, seq_end[i] - seq[i])
+    return t, fr, seq, seq_end, retrans, rtt_t, rtt_s, echo_t, echo_s, lag, mss
+
+
+@numba.njit(cache=True)
+def _gather_acks(f, d, origin, seg, zw, zw_rows, rcv_scale, codes):  # type: ignore[no-untyped-def]
+    """The receiver's half of ``gather_transfer``: its ACKs and zero-window spans."""
+    offsets, time_ns, frame, _, payload, acks, window, flags = seg
+    ack_flag = codes[0]
+    a, b = offsets[2 * f + 1 - d], offsets[2 * f + 2 - d]
+    m = 0
+    for r in range(a, b):
+        m += (flags[r] & ack_flag) != 0
+    ack_t = np.empty(m)
+    ack_frame = np.empty(m, np.int64)
+    ack = np.empty(m, np.int64)
+    win = np.empty(m, np.int64)
+    ack_payload = np.empty(m, np.int64)
+    i = 0
+    for r in range(a, b):
+        if (flags[r] & ack_flag) != 0:
+            ack_t[i] = (time_ns[r] - origin) / 1e9
+            ack_frame[i] = frame[r]
+            ack[i] = acks[r]
+            # An unknown scale leaves a window's size unknown (-1), except zero: zero scaled
+            # is still zero.
+            w = np.int64(window[r])
+            win[i] = w if rcv_scale >= 0 else (0 if w == 0 else -1)
+            ack_payload[i] = payload[r]
+            i += 1
     z_start, z_end, z_frame0, z_frame1, z_reopened, z_dir = zw
     nz = 0
     for z in zw_rows:
@@ -212,18 +259,21 @@ def gather_transfer(  # type: ignore[no-untyped-def]
             ze[nz] = (z_end[z] - origin) / 1e9
             zf0[nz], zf1[nz], zr[nz] = z_frame0[z], z_frame1[z], z_reopened[z]
             nz += 1
-    # The round trip from the capture point to the sender and back: the handshake splits the
-    # round trip at the capture point, SYN -> SYN/ACK is the part through the server, SYN/ACK
-    # -> ACK the part through the client (the caller passes the sender's part). No handshake:
-    # the timestamp echo through the sender measures the same round trip.
-    lag = sender_lag_ns / 1e9 if sender_lag_ns >= 0 else (echo_s.min() if n_echo else 0.0)
-    mss = np.int64(rcv_mss)
-    if mss <= 0:  # no MSS option: the largest payload sent
-        mss = np.int64(1)
-        for i in range(n):
-            mss = max(mss, seq_end[i] - seq[i])
-    return (t, fr, seq, seq_end, retrans, ack_t, ack_frame, ack, win, ack_payload,
-            rtt_t, rtt_s, echo_t, echo_s, zs, ze, zf0, zf1, zr, lag, mss)  # fmt: skip
+    return ack_t, ack_frame, ack, win, ack_payload, zs, ze, zf0, zf1, zr
+
+
+@numba.njit(cache=True, parallel=True)
+def last_data_ns(offsets, time_ns, payload):  # type: ignore[no-untyped-def]
+    """The latest time (ns) of a segment with payload in each group of Segments rows
+    ``offsets[k]:offsets[k + 1]`` (a direction of a flow), -1 for a group without any."""
+    out = np.empty(offsets.size - 1, np.int64)
+    for k in numba.prange(offsets.size - 1):
+        best = np.int64(-1)
+        for r in range(offsets[k], offsets[k + 1]):
+            if payload[r] > 0:
+                best = max(best, time_ns[r])
+        out[k] = best
+    return out
 
 
 @numba.njit(cache=True)
@@ -295,10 +345,20 @@ def label_flows(  # type: ignore[no-untyped-def]
         hs_syn, hs_synack = syn_rtt[f], synack_rtt[f]
         # The receiver's window scale and MSS; the sender's lag is the handshake part through
         # the sender: SYN/ACK -> ACK when the client sends, SYN -> SYN/ACK when the server does.
-        tx0 = gather_transfer(f, 0, origin, seg, resent, rtt, rtt_bounds[f], rtt_bounds[f + 1],
-                              zw, rows, scale_server[f], mss_server[f], hs_synack, gather_codes)  # fmt: skip
-        tx1 = gather_transfer(f, 1, origin, seg, resent, rtt, rtt_bounds[f], rtt_bounds[f + 1],
-                              zw, rows, scale_client[f], mss_client[f], hs_syn, gather_codes)  # fmt: skip
+        data0 = _gather_data(f, 0, origin, seg, resent, rtt, rtt_bounds[f], rtt_bounds[f + 1],
+                             mss_server[f], hs_synack, gather_codes)  # fmt: skip
+        data1 = _gather_data(f, 1, origin, seg, resent, rtt, rtt_bounds[f], rtt_bounds[f + 1],
+                             mss_client[f], hs_syn, gather_codes)  # fmt: skip
+        # Only the main transfer (label_connection's choice) is labelled: the other one's ACKs
+        # are not read, so they are not gathered.
+        if _payload_bytes(data1) > _payload_bytes(data0):
+            tx0 = _transfer(data0, _no_acks())
+            tx1 = _transfer(data1, _gather_acks(f, 1, origin, seg, zw, rows, scale_client[f],
+                                                gather_codes))  # fmt: skip
+        else:
+            tx0 = _transfer(data0, _gather_acks(f, 0, origin, seg, zw, rows, scale_server[f],
+                                                gather_codes))  # fmt: skip
+            tx1 = _transfer(data1, _no_acks())
         hs = (hs_syn + hs_synack) / 1e9 if hs_syn >= 0 and hs_synack >= 0 else np.nan
         syn_s = (syn_ns[f] - origin) / 1e9 if syn_ns[f] >= 0 else np.nan
         est_s = (est_ns[f] - origin) / 1e9 if est_ns[f] >= 0 else np.nan

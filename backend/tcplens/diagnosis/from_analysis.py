@@ -41,14 +41,9 @@ def flow_facts(analysis: TcpAnalysis, origin: int) -> FlowFacts:
         out: F64 = np.where(ns >= 0, (ns - origin) / 1e9, np.nan)
         return out
 
-    # Segments are grouped by (flow, direction): the latest data time of each group is one
-    # reduceat over the group boundaries (empty groups masked out afterwards).
-    data_t = np.where(seg.payload_len > 0, seg.time_ns, -1)
-    starts = seg.offsets[:-1]
-    nonempty = starts < seg.offsets[1:]
-    per_dir = np.full(starts.size, -1, np.int64)
-    if data_t.size:
-        per_dir[nonempty] = np.maximum.reduceat(data_t, starts[nonempty])
+    # Segments are grouped by (flow, direction): one compiled pass over each group's rows (no
+    # n-sized temporaries).
+    per_dir = flow_labels.last_data_ns(seg.offsets, seg.time_ns, seg.payload_len)
     last_ns = per_dir.reshape(n, 2).max(axis=1) if n else np.zeros(0, np.int64)
     hs = flows.handshake_rtt_ns
     return FlowFacts(
@@ -88,7 +83,8 @@ class KernelColumns:
         )  # fmt: skip
         self._segments = seg
         self.rtt = (rtt.kind, rtt.direction, rtt.time_ns, rtt.rtt_ns)
-        self.rtt_bounds = np.searchsorted(rtt.flow, np.arange(n + 1), side="left")
+        # (keys of the column's own type: int64 keys would make numpy copy the column to int64)
+        self.rtt_bounds = np.searchsorted(rtt.flow, np.arange(n + 1, dtype=rtt.flow.dtype))
         self.zw = (
             zw.start_ns, zw.end_ns, zw.start_frame, zw.end_frame, zw.reopened, zw.direction,
         )  # fmt: skip
