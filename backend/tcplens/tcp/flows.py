@@ -73,7 +73,6 @@ class FlowAssignment:
     """The flows of a capture's TCP packets: per-flow facts and the packets laid out by flow."""
 
     layout: FlowLayout  # the TCP packets grouped by flow, capture order within each flow
-    client_row: I64  # per flow: its first pure SYN, else its first packet (may be the server's)
     client_from_syn: B  # per flow: the client was identified by a SYN or SYN/ACK
     first_row: I64  # per flow: PacketTable row of the flow's first packet
     isn_client: U32  # per flow: Wireshark's base sequence number of each direction
@@ -146,11 +145,10 @@ def assign_flows(packets: PacketTable, scratch: I32 | None = None) -> FlowAssign
         piece,
     )
     del keys, counts, event_row, event_tag, event_before
-    first_row, client_row, client_from_syn, isn_client, isn_server = per_flow
+    first_row, client_from_syn, isn_client, isn_server = per_flow
     layout = scatter_by_flow(bounds, n_local, tag, piece, pieces, offsets, sack_offsets)
     return FlowAssignment(
         layout=layout,
-        client_row=client_row,
         client_from_syn=client_from_syn,
         first_row=first_row,
         isn_client=isn_client,
@@ -478,7 +476,6 @@ def _instances(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     # Client: sender of the first pure SYN, else receiver of the first SYN/ACK, else the first
     # sender (DESIGN.md). ``flip``: 1 if the client is the higher endpoint.
     first_row = first[:n_flow].copy()
-    client_row = np.empty(n_flow, np.int64)
     client_from_syn = np.empty(n_flow, np.bool_)
     isn_client = np.empty(n_flow, np.uint32)
     isn_server = np.empty(n_flow, np.uint32)
@@ -486,7 +483,6 @@ def _instances(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     offsets = np.zeros(2 * n_flow + 1, np.int64)
     sack_offsets = np.zeros(2 * n_flow + 1, np.int64)
     for fl in range(n_flow):
-        client_row[fl] = syn[fl] if syn[fl] >= 0 else first[fl]
         client_from_syn[fl] = syn[fl] >= 0 or synack[fl] >= 0
         if syn[fl] >= 0:
             x = syn_d[fl]
@@ -505,7 +501,7 @@ def _instances(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         piece_at[q] += offsets[2 * piece_flow[q]]
         piece_flip[q] = flip[piece_flow[q]]
     return (
-        (first_row, client_row, client_from_syn, isn_client, isn_server),
+        (first_row, client_from_syn, isn_client, isn_server),
         offsets,
         sack_offsets,
         (piece_row[:n_piece].copy(), piece_next[:n_piece].copy(), piece_at[:n_piece].copy(),

@@ -64,12 +64,11 @@ def _serial(p: PacketTable) -> dict[str, list[int]]:
             synack[fl] = len(flow_of)  # type: ignore[index]
         flow_of.append(fl)  # type: ignore[arg-type]
         src_lo.append(d == 0)
-    client_lo, client_row, from_syn = [], [], []
+    client_lo, from_syn = [], []
     for fl in range(len(first)):
         i = syn[fl] if syn[fl] >= 0 else flow_of.index(fl)
         lo = src_lo[i] if syn[fl] >= 0 or synack[fl] < 0 else not src_lo[synack[fl]]
         client_lo.append(lo)
-        client_row.append(rows[i])
         from_syn.append(syn[fl] >= 0 or synack[fl] >= 0)
     direction = [int(s != client_lo[fl]) for s, fl in zip(src_lo, flow_of, strict=True)]
     order = sorted(range(len(rows)), key=lambda i: flow_of[i])  # stable: capture order
@@ -81,7 +80,6 @@ def _serial(p: PacketTable) -> dict[str, list[int]]:
         per_sack[fl, direction[i]] += blocks[i]
     return {
         "first_row": first,
-        "client_row": client_row,
         "client_from_syn": from_syn,
         "isn_client": [b[0] if lo else b[1] for b, lo in zip(base, client_lo, strict=True)],
         "isn_server": [b[1] if lo else b[0] for b, lo in zip(base, client_lo, strict=True)],
@@ -96,7 +94,7 @@ def _parallel(p: PacketTable) -> dict[str, list[int]]:
     fa = assign_flows(p)
     out = {
         f: getattr(fa, f).tolist()
-        for f in ("first_row", "client_row", "client_from_syn", "isn_client", "isn_server")
+        for f in ("first_row", "client_from_syn", "isn_client", "isn_server")
     }
     for f in ("rows", "direction", "offsets", "sack_offsets"):
         out[f] = getattr(fa.layout, f).tolist()
