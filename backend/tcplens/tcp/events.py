@@ -1,4 +1,4 @@
-"""Wireshark's TCP expert analysis (``tcp.analysis.*``), bytes in flight and window headroom.
+"""Wireshark's TCP expert analysis (``tcp.analysis.*``) and bytes in flight.
 
 Wireshark decides each flag from a small per-direction state (next expected sequence number,
 last ACK, last window, duplicate-ACK count, ...) updated packet by packet in capture order
@@ -51,7 +51,6 @@ from tcplens.tcp.model import (
     OUT_OF_ORDER,
     RETRANSMISSION,
     SPURIOUS_RETRANSMISSION,
-    UNKNOWN,
     WINDOW_FULL,
     WINDOW_UPDATE,
     ZERO_WINDOW,
@@ -72,7 +71,6 @@ B = npt.NDArray[np.bool_]
 FAST_RETRANSMISSION_WINDOW_NS = 20_000_000
 OUT_OF_ORDER_DEFAULT_NS = 3_000_000
 MAX_WINDOW_SHIFT = 14  # RFC 7323 §2.3: larger shifts are treated as 14
-HEADROOM_LIMIT = 2**31 - 1  # Segments.window_headroom is int32
 
 # Karn bookkeeping bits of a queued segment (q_state)
 AMBIGUOUS = 1  # part of its sequence range was sent more than once: no RTT sample from it
@@ -156,7 +154,6 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         events,
         out_resent,
         bif,
-        headroom,
     ) = seg
     nf = isn.shape[0]
     q_head = np.full((nf, 2), -1, np.int64)
@@ -244,7 +241,6 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     next_row1 += 1
                 out_ack[i] = 0
                 bif[i] = -1
-                headroom[i] = UNKNOWN
                 n_blocks = 0
                 t = ts_ns[r]
                 fl = tcp_flags[r]
@@ -378,9 +374,8 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                         if sc != -1:
                             if sc < 0 or win_from_syn[f, rv]:
                                 sc = 0
-                            room = lastack[f, rv] + (win[f, rv] << sc) - (s + ln)
-                            headroom[i] = max(-HEADROOM_LIMIT, min(room, HEADROOM_LIMIT))
-                            if room == 0:
+                            # the right edge (tcp.window.window_headroom is this on demand)
+                            if lastack[f, rv] + (win[f, rv] << sc) == s + ln:
                                 ev |= WINDOW_FULL
                     done = False
                     repeated = same_point and has_win[f, fw] and w == win[f, fw]

@@ -173,8 +173,9 @@ class Segments:
     ``offsets`` (length ``2 * n_flows + 1``) delimits the slices: the packets that
     ``direction`` ``d`` of flow row ``f`` sent are rows ``offsets[2f + d] : offsets[2f + d + 1]``,
     so a row's flow and direction are not stored (:meth:`flow_of`, :meth:`direction_of`).
-    Per-packet analysis results (``events``, ``bytes_in_flight``, ``window_headroom``) are
-    columns here too, so a slice is everything a time-sequence graph needs.
+    Per-packet analysis results (``events``, ``bytes_in_flight``) are columns here too, so a
+    slice is everything a time-sequence graph needs (the window headroom is derived on demand:
+    :func:`tcplens.tcp.window.window_headroom`).
     """
 
     offsets: I64
@@ -206,11 +207,6 @@ class Segments:
     # (Wireshark also subtracts D-SACK blocks below the ACK). -1 if not a data
     # segment or not measurable (e.g. after a capture gap, as Wireshark's valid_bif).
     bytes_in_flight: I32
-    # Receiver's last advertised right edge (ack + window) minus this segment's end: how much
-    # more the sender could have sent. UNKNOWN for non-data segments or unknown window scale;
-    # clipped to ±(2**31 - 1) (a window is < 2**30, RFC 7323 §2.3: only a sender far beyond
-    # the receiver's ACK, e.g. after a capture gap, can be further from the edge).
-    window_headroom: I32
 
     def __len__(self) -> int:
         return int(self.frame.shape[0])

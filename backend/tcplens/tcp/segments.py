@@ -92,7 +92,6 @@ def build_segments(
         events=empty(n, np.uint16),
         resent=empty(n, np.bool_),
         bytes_in_flight=empty(n, np.int32),
-        window_headroom=empty(n, np.int32),
     )
     # per-flow regions of the variable-length outputs (see flow_events): only the pages that
     # receive rows are ever touched, so the generous sizes cost address space, not memory
@@ -134,7 +133,6 @@ def build_segments(
             seg.events,
             seg.resent,
             seg.bytes_in_flight,
-            seg.window_headroom,
         ),
         seg.sack_row,
         seg.sack_left_from_ack,

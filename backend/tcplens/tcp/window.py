@@ -5,9 +5,13 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from tcplens.capture.table import ACK
 from tcplens.tcp.model import (
     IDLE_GAP_MIN_NS,
     IDLE_GAP_RTTS,
+    UNKNOWN,
+    ZERO_WINDOW_PROBE,
+    Flows,
     IdleGaps,
     Segments,
     ZeroWindowSpans,
@@ -15,6 +19,8 @@ from tcplens.tcp.model import (
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
+
+HEADROOM_LIMIT = 2**31 - 1  # the result is int32
 
 
 def zero_window_spans(seg: Segments, spans: I64) -> ZeroWindowSpans:
@@ -56,3 +62,47 @@ def idle_gaps(seg: Segments, median_rtt_ns: I64, before: I32, after: I32) -> Idl
         start_frame=seg.frame[before],
         end_frame=seg.frame[after],
     )
+
+
+def window_headroom(seg: Segments, flows: Flows) -> I32:
+    """Per segment: the receiver's last advertised right edge (ack + scaled window) minus the
+    segment's end, i.e. how much more the sender could have sent (tcptrace's outstanding-data
+    graph, Wireshark's window_full test when it is 0).
+
+    UNKNOWN for segments without payload, with SYN/FIN/RST, zero-window probes, while the
+    receiver's latest packet carried no ACK, and when the receiver's window scale is unknown
+    (handshake not captured); clipped to ±(2**31 - 1) (a window is < 2**30, RFC 7323 §2.3:
+    only a sender far beyond the receiver's ACK, e.g. after a capture gap, is further away).
+    The receiver's latest packet is its last one before the segment in capture order; its
+    ``window`` is already scaled, and unscaled on a SYN (RFC 7323 §2.2), which is the rule
+    the per-packet pass applies for ``window_full`` (:mod:`tcplens.tcp.events`). Computed on
+    demand: 4 bytes per packet that the analysis itself never needs.
+    """
+    n = len(seg)
+    out: I32 = np.full(n, UNKNOWN, np.int32)
+    data = np.flatnonzero(
+        (seg.payload_len > 0) & ((seg.flags & 0x07) == 0) & ((seg.events & ZERO_WINDOW_PROBE) == 0)
+    )
+    if data.size == 0:
+        return out
+    # (slice, frame) keys ascend over the rows (Segments are sorted by flow, direction, frame),
+    # so the receiver's last row before a segment is one binary search away
+    n_slices = seg.offsets.shape[0] - 1
+    slice_of = np.repeat(np.arange(n_slices, dtype=np.uint64), np.diff(seg.offsets))
+    key = (slice_of << np.uint64(32)) | seg.frame.astype(np.uint64)
+    peer = slice_of[data] ^ np.uint64(1)
+    row = np.searchsorted(key, (peer << np.uint64(32)) | seg.frame[data].astype(np.uint64)) - 1
+    peer_i = peer.astype(np.int64)
+    scale = np.where(
+        (peer_i & 1) == 0,
+        flows.window_scale_client[peer_i >> 1],
+        flows.window_scale_server[peer_i >> 1],
+    )
+    ok = (row >= seg.offsets[peer_i]) & (scale >= 0)
+    data, row = data[ok], row[ok]
+    ok = (seg.flags[row] & ACK) != 0
+    data, row = data[ok], row[ok]
+    end = seg.seq[data] + seg.payload_len[data]
+    room = seg.ack[row] + seg.window[row] - end
+    out[data] = np.clip(room, -HEADROOM_LIMIT, HEADROOM_LIMIT)
+    return out

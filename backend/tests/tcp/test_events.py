@@ -5,6 +5,7 @@ from __future__ import annotations
 from tcplens.capture.table import ACK, FIN, PSH, RST
 from tcplens.tcp.analyze import analyze_tcp
 from tcplens.tcp.model import event_names
+from tcplens.tcp.window import window_headroom
 from tests.tcp.synthetic import Seg, handshake, table
 
 MSS = 1000
@@ -59,7 +60,7 @@ def test_window_full_needs_the_exact_right_edge_and_a_known_scale() -> None:
     got = flagged(segs)
     assert got == {4: ["window_update"], 7: ["window_full"]}
     a = analyze_tcp(table(segs))
-    assert a.segments.window_headroom[a.segments.frame == 6].tolist() == [48]
+    assert window_headroom(a.segments, a.flows)[a.segments.frame == 6].tolist() == [48]
     # without the handshake the scale is unknown: Wireshark stays silent, and so do we
     got_mid = flagged(segs[3:])
     assert got_mid == {}

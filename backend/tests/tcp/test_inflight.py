@@ -1,9 +1,16 @@
-"""Bytes in flight and window headroom on scripted transfers."""
+"""Bytes in flight and window headroom on scripted transfers and the shared captures."""
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
+from tcplens.capture import read_capture
 from tcplens.capture.table import ACK, PSH
 from tcplens.tcp.analyze import analyze_tcp
+from tcplens.tcp.model import UNKNOWN, WINDOW_FULL
+from tcplens.tcp.window import window_headroom
+from tests.capture.shared_captures import LAB, PRACTICAL, shared_files
 from tests.tcp.synthetic import Seg, handshake, table
 
 MSS = 1000
@@ -57,5 +64,36 @@ def test_headroom_is_right_edge_minus_segment_end() -> None:
     a = analyze_tcp(table(segs))
     s = a.segments
     data = s.payload_len > 0
-    assert s.window_headroom[data].tolist() == [3000, 2000]
+    assert window_headroom(s, a.flows)[data].tolist() == [3000, 2000]
     assert s.window[s.frame == 4].tolist() == [4000]
+
+
+def test_headroom_without_the_handshake_is_unknown() -> None:
+    segs = handshake(wscale=2)
+    segs += [Seg(15, False, 1, ack=1, window=1000)]
+    segs += [Seg(20, True, 1, ack=1, length=MSS), Seg(20.1, True, 1 + MSS, ack=1, length=MSS)]
+    a = analyze_tcp(table(segs[3:]))  # the scales were in the handshake
+    assert a.flows.window_scale_client.tolist() == a.flows.window_scale_server.tolist() == [-1]
+    assert window_headroom(a.segments, a.flows).tolist() == [UNKNOWN] * 3
+
+
+@pytest.mark.parametrize(
+    "path",
+    shared_files(LAB, "*.pcap") + shared_files(PRACTICAL, "*.pcapng"),
+    ids=lambda p: p.name,
+)
+def test_headroom_is_zero_exactly_at_the_window_full_segments(path) -> None:  # type: ignore[no-untyped-def]
+    """The per-packet pass flags window_full (Wireshark's test: the segment ends at the peer's
+    right edge) from its own state; the headroom is derived from the columns afterwards: they
+    must agree on every segment, and the headroom must be known for every data segment of a
+    flow whose handshake was captured unless the peer has not acknowledged anything yet."""
+    a = analyze_tcp(read_capture(path).packets)
+    seg = a.segments
+    room = window_headroom(seg, a.flows)
+    full = (seg.events & WINDOW_FULL) != 0
+    assert np.array_equal(room == 0, full)
+    data = (seg.payload_len > 0) & ((seg.flags & 0x07) == 0)
+    known = room != UNKNOWN
+    assert not np.any(known & ~data)
+    if a.flows.window_scale_client.min() >= 0 and a.flows.window_scale_server.min() >= 0:
+        assert np.count_nonzero(known) >= 0.9 * np.count_nonzero(data)

@@ -74,7 +74,6 @@ def _segments(offsets: list[int]) -> Segments:
         "frame": np.uint32, "time_ns": np.int64, "seq": np.int64, "payload_len": np.int32,
         "ack": np.int64, "window": np.int32, "flags": np.uint16, "sack_count": np.uint8,
         "events": np.uint16, "resent": np.bool_, "bytes_in_flight": np.int32,
-        "window_headroom": np.int32,
     }  # fmt: skip
     blocks = {
         f: np.zeros(0, np.int32) for f in ("sack_row", "sack_left_from_ack", "sack_right_from_ack")
