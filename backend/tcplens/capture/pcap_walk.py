@@ -31,6 +31,7 @@ from tcplens.capture.records import (
     STOP_BAD,
     STOP_NEED_MORE,
     DecodeChunk,
+    chunks_from_marks,
 )
 from tcplens.capture.table import I64, U8
 
@@ -151,18 +152,7 @@ class PcapWalk:
     def chunks(self, rows: int, out: I64, chunk_rows: int, parts: int) -> list[DecodeChunk]:
         """Chunks of ≤ ``chunk_rows`` rows starting at marks, in parts from mark to mark (the
         walk's ``mark_every`` decides how many parts; ``parts`` is not used)."""
-        mark_row, mark_pos = self.mark_row, self.mark_pos
-        chunks = []
-        j, marks = 0, mark_pos.shape[0]
-        while j < marks:  # per chunk of marks, not per packet
-            k = j + 1
-            while k < marks and mark_row[k + 1] - mark_row[j] <= chunk_rows:
-                k += 1
-            first, last = int(mark_row[j]), int(mark_row[k])
-            part_first = mark_row[j : k + 1] - first
-            chunks.append(DecodeChunk(first, last, out[: last - first], part_first, mark_pos[j:k]))
-            j = k
-        return chunks
+        return chunks_from_marks(self.mark_row, self.mark_pos, out, chunk_rows)
 
 
 def walk_pcap(

@@ -9,7 +9,7 @@ multiple of 4, the trailing copy equal to the leading one).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -75,6 +75,19 @@ class PcapngState:
     @property
     def interfaces(self) -> int:
         return int(self.state[ST_INTERFACES])
+
+    @property
+    def big(self) -> bool:
+        """The current section is big-endian."""
+        return bool(self.state[ST_BIG])
+
+    @property
+    def section_base(self) -> int:
+        """The global index of the current section's first interface."""
+        return int(self.state[ST_SECTION_BASE])
+
+    def copy(self) -> PcapngState:
+        return PcapngState(*(getattr(self, f.name).copy() for f in fields(self)))
 
 
 @inline_kernel
@@ -266,6 +279,10 @@ def walk_pcapng_blocks(
         pos += length
 
 
+_NONE = np.empty(0, np.int64)
+_NOTHING = RecordColumns(_NONE, _NONE.view(np.uint32), _NONE.view(np.uint32), _NONE.view(np.uint16))
+
+
 class PcapngWalker:
     """The block walk of one pcapng file; carries sections and interfaces across buffers."""
 
@@ -279,9 +296,9 @@ class PcapngWalker:
 
     def _walk(
         self, buf: U8, pos: int, end: int, count_only: bool, state: I64,
-        columns: RecordColumns, data_offset: I64,
+        columns: RecordColumns, data_offset: I64, s: PcapngState | None = None,
     ) -> tuple[int, int, int, int]:  # fmt: skip
-        s = self.state
+        s = self.state if s is None else s
         return walk_pcapng_blocks(
             buf, pos, end, count_only,
             state, s.if_link, s.if_snaplen, s.if_tsresol, s.if_tsoffset,
@@ -290,17 +307,31 @@ class PcapngWalker:
         )  # fmt: skip
 
     def count(self, buf: U8, pos: int, end: int) -> int:
-        empty = np.empty(0, np.int64)
-        nothing = RecordColumns(
-            empty, empty.view(np.uint32), empty.view(np.uint32), empty.view(np.uint16)
-        )
-        n, _, _, _ = self._walk(buf, pos, end, True, self.state.state.copy(), nothing, empty)
+        n, _, _, _ = self._walk(buf, pos, end, True, self.state.state.copy(), _NOTHING, _NONE)
         return n
+
+    def headers(self, buf: U8, end: int) -> int:
+        """Walk the blocks before the first packet block (section header, interfaces), keeping
+        what they say; returns the packet block's position. -1, and nothing kept, if the walk
+        stops before one (no packet, a corrupt header: the serial walk will say what)."""
+        trial = self.state.copy()
+        _, pos, stop, _ = self._walk(buf, self.start, end, False, trial.state, _NOTHING, _NONE,
+                                     trial)  # fmt: skip
+        if stop != STOP_FULL:  # the first packet block is where a walk with no room stops
+            return -1
+        self.state = trial
+        self.if_link = trial.if_link
+        return pos
 
     def fill(
         self, buf: U8, pos: int, end: int, columns: RecordColumns, data_offset: I64
     ) -> tuple[int, int, int, int]:
         return self._walk(buf, pos, end, False, self.state.state, columns, data_offset)
+
+    def carry_time(self, ts_ns: int) -> None:
+        """The last packet's time, for a simple packet block next (pcapng §4.4): after a run
+        of packets another walk read."""
+        self.state.state[ST_LAST_TS] = ts_ns
 
     def take_comments(self, buf: U8, first_frame: int) -> list[str]:
         """Comment options (§3.5, opt_comment) of SHBs, IDBs and packets, as UTF-8 text."""

@@ -26,6 +26,7 @@ from tcplens.capture.memory import anonymous_memory
 from tcplens.capture.pcap import FILE_HEADER_LEN, PcapWalker, parse_file_header
 from tcplens.capture.pcap_walk import walk_pcap
 from tcplens.capture.pcapng import PcapngWalker
+from tcplens.capture.pcapng_walk import PcapngWalk, walk_pcapng
 from tcplens.capture.progress import ProgressCallback, ReadProgress
 from tcplens.capture.records import (
     BAD_REASONS,
@@ -126,14 +127,12 @@ class _Reading:
 
     def run(self) -> PacketTable:
         buffer, walker = self.buffer, self.walker
+        pos = walker.start
         if isinstance(buffer, MappedBuffer):
             if isinstance(walker, PcapWalker):
                 buffer.widen()  # one window, the whole file: its walk counts the records
             else:
-                total = walker.count(buffer.whole, walker.start, buffer.size)
-                buffer.release_all()
-                self.final = _allocate(total, self.pcap)
-        pos = walker.start
+                pos = self._pcapng_run(buffer, walker)
         while True:
             if isinstance(walker, PcapWalker):
                 n, pos, stop, info = self._index_window(walker, pos)
@@ -172,6 +171,34 @@ class _Reading:
                 f"and the {self.rows:,} packets before are analysed."
             )
         return self._table()
+
+    def _pcapng_run(self, buffer: MappedBuffer, walker: PcapngWalker) -> int:
+        """A mapped pcapng: the run of packet blocks after its headers walked and decoded on all
+        cores (``pcapng_walk``), into a table allocated for it and for the rest of the file,
+        counted by the serial walk; returns where in the window the serial walk goes on."""
+        buffer.widen()
+        first = walker.headers(buffer.buf, buffer.fill)
+        if first < 0:  # no packet block, or the headers stop the read: all of it is serial
+            first = walker.start
+            walk = None
+        else:
+            self.comments += walker.take_comments(buffer.buf, 1)
+            s = walker.state
+            walk = walk_pcapng(
+                buffer.buf, first, buffer.fill, s.big, s.section_base, s.interfaces,
+                s.if_tsresol, s.if_tsoffset, mark_every=max(1, DECODE_CHUNK // _PARTS),
+            )  # fmt: skip
+            first = walk.pos
+        rows = 0 if walk is None else walk.rows
+        self.final = _allocate(rows + walker.count(buffer.buf, first, buffer.fill), self.pcap)
+        if walk is not None and rows:
+            lengths = np.empty((2, min(rows, DECODE_CHUNK)), np.uint32)
+            self._decode(self.final, walk, rows, lengths)
+            walker.carry_time(int(self.final.dense["ts_ns"][rows - 1]))  # for a following SPB
+            self.rows = rows
+            self.progress.update(buffer.source_done(first))
+        buffer.advance(first, 0)  # windows again, for the serial walk
+        return 0
 
     def _index_window(self, walker: PcapWalker, pos: int) -> tuple[int, int, int, int]:
         """pcap: index the window's records, then allocate exactly and decode them."""
@@ -229,7 +256,8 @@ class _Reading:
         """Decode rows ``[0, n)`` of ``columns`` on all cores, a chunk of rows at a time.
 
         ``lengths``: each row's captured and wire length, shape (2, n), if the walker found them
-        (pcapng); else the decoder reads them from the record headers.
+        (pcapng); else the decoder reads them from the record headers. With a ``PcapngWalk``,
+        the chunk's records are walked first, on all cores, and ``lengths`` is their scratch.
 
         Between chunks (from Python, never per packet): DNS messages, progress, and the mapped
         pages behind are dropped.
@@ -257,7 +285,10 @@ class _Reading:
             misses, miss_row, miss_key = all_misses[:k], all_miss_row[:k], all_miss_key[:k]
             ts_bounds = all_ts_bounds[:k]
             udp, ends = udp_payload[: last - first], udp_end[: last - first]
-            walked = lengths[:, first:last]
+            if isinstance(index, PcapngWalk):
+                walked = index.fill(buffer.buf, chunk, c["ts_ns"], c["interface"], lengths)
+            else:
+                walked = lengths[:, first:last]
             h = handshake.room(last - first)
             b = blocks.room(MAX_SACK_BLOCKS * (last - first))
             g = long.room(last - first)
