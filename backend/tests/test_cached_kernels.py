@@ -28,6 +28,13 @@ def zeros(n):
     out = np.empty(n, np.int64)
     out[:] = 0
     return out
+
+@numba.njit(cache=True, parallel=True)
+def squares(n):
+    out = np.empty(n, np.int64)
+    for i in numba.prange(n):
+        out[i] = i * i
+    return out
 """
 
 COMPILE_AND_COMPARE_SYMBOLS = """
@@ -54,15 +61,17 @@ print("compiled")
 LOAD_LAZILY_THEN_LINK = """
 import sys
 from tcplens.commands.cached_kernels import load_cached_kernels_quickly
-load_cached_kernels_quickly()
-load_cached_kernels_quickly()  # idempotent
+load_cached_kernels_quickly(one_process=True)
+load_cached_kernels_quickly(one_process=True)  # idempotent
 assert "yaml" not in sys.modules  # numba imported without it
 import yaml  # and it still imports afterwards
 from numba.core import caching
 assert caching._CacheLocator.ensure_cache_path.once_per_folder
+import llvmlite.binding as ll
+assert ll.ffi.lib._lock._cblist == []  # no numba event around each LLVM call
 import numba
 import numpy as np
-from kernels import weighted_sum, zeros
+from kernels import squares, weighted_sum, zeros
 
 assert weighted_sum(np.arange(5), 3) == 30
 assert zeros(3).tolist() == [0, 0, 0]
@@ -89,6 +98,12 @@ assert twice(np.arange(4), 2) == 24
 assert len(weighted_sum.overloads) == 1  # the cached one, not compiled again
 assert "_linking_bitcode" not in vars(library) and library._shared_module is not None
 assert rtsys._library._library is not None
+# numba imported importlib.metadata without running it; its first use runs it
+assert type(sys.modules["importlib.metadata"]).__name__ == "_LazyModule"
+import importlib.metadata
+assert importlib.metadata.version("numpy") == np.__version__
+assert squares(4).tolist() == [0, 1, 4, 9]  # numba's threads started without a process lock
+assert "multiprocessing" not in sys.modules
 print("loaded")
 """
 
@@ -99,16 +114,20 @@ import numpy as np
 numba.__version__ = "0.99.0"  # a version the hooks were not checked against
 from numba.core import caching, codegen, environment
 from tcplens.commands.cached_kernels import load_cached_kernels_quickly, numba_verified
-load_cached_kernels_quickly()
+load_cached_kernels_quickly(one_process=True)
 assert not numba_verified()
 assert not hasattr(codegen.CPUCodeLibrary, "_lazy_linking")
 assert not getattr(environment._rebuild_env, "imports_nothing", False)
 assert not getattr(caching.Cache.load_overload, "skips_registry_refresh", False)
 assert not getattr(caching._CacheLocator.ensure_cache_path, "once_per_folder", False)
-from kernels import weighted_sum, zeros
+from kernels import squares, weighted_sum, zeros
 
 assert weighted_sum(np.arange(5), 3) == 30  # loaded from the cache by numba itself
 assert zeros(3).tolist() == [0, 0, 0]
+assert squares(4).tolist() == [0, 1, 4, 9]
+import llvmlite.binding as ll
+assert ll.ffi.lib._lock._cblist  # numba's event callbacks stay
+
 (library,) = [o.library for o in weighted_sum.overloads.values()]
 assert "_linking_bitcode" not in vars(library) and library._shared_module is not None
 print("own path")

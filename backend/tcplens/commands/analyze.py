@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from tcplens.report import report_for_capture
 
     reuse_freed_memory()
-    load_cached_kernels_quickly()
+    load_cached_kernels_quickly(one_process=True)
     try:
         capture = read_capture(args.capture)
     except CaptureError as error:

@@ -34,8 +34,12 @@ _SYMBOL = struct.Struct("<IBBHQQ")  # Elf64_Sym
 VERIFIED_NUMBA = ((0, 68),)
 
 
-def load_cached_kernels_quickly() -> None:
-    """Install the hooks (idempotent, process-wide) when numba is a verified version."""
+def load_cached_kernels_quickly(*, one_process: bool = False) -> None:
+    """Install the hooks (idempotent, process-wide) when numba is a verified version.
+
+    ``one_process``: the caller is a process that nothing forks and that forks nothing while it
+    runs kernels (``tcplens analyze``), not the service's analysis fork server.
+    """
     _import_numba_without_yaml()
     if not numba_verified():
         return
@@ -45,6 +49,9 @@ def load_cached_kernels_quickly() -> None:
     _link_lazily()
     _environments_without_imports()
     _skip_extension_entry_points()
+    _no_events_around_llvm_calls()
+    if one_process:
+        _start_threads_without_process_lock()
 
 
 def numba_verified() -> bool:
@@ -71,6 +78,7 @@ def _import_numba_without_yaml() -> None:
     """
     if "numba" in sys.modules or "yaml" in sys.modules:
         return
+    _import_metadata_when_used()
     sys.modules["yaml"] = None  # type: ignore[assignment]
     try:
         import numba  # noqa: F401
@@ -78,6 +86,30 @@ def _import_numba_without_yaml() -> None:
         pass
     finally:
         del sys.modules["yaml"]
+
+
+def _import_metadata_when_used() -> None:
+    """Let ``importlib.metadata`` load on its first use rather than when numba imports it.
+
+    numba.core.entrypoints imports it at once, to look for extensions later (which
+    ``_skip_extension_entry_points`` skips): with the ``email`` and ``csv`` modules it pulls in,
+    12 ms of CPU. The standard library's ``LazyLoader`` runs the module on its first attribute
+    access, so whoever uses it still gets the real module.
+    """
+    name = "importlib.metadata"
+    if name in sys.modules:
+        return
+    import importlib
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None:
+        return
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    importlib.metadata = module  # as an import sets it
 
 
 def _skip_registry_refresh() -> None:
@@ -274,6 +306,47 @@ def _skip_extension_entry_points() -> None:
         return
     if hasattr(entrypoints, "_already_initialized"):
         entrypoints._already_initialized = True
+
+
+def _no_events_around_llvm_calls() -> None:
+    """Do not announce every llvmlite call as a numba event.
+
+    numba registers callbacks on llvmlite's lock that create and broadcast a
+    ``numba:llvm_lock`` start and end event around every call into LLVM (1,700 events while
+    loading 16 kernels), only so that a compilation can report its time under the lock in
+    ``metadata["timers"]``; nothing here reads that.
+    """
+    try:
+        import llvmlite.binding as ll
+        from numba.core import base
+    except ImportError:
+        return
+    lock = getattr(getattr(ll.ffi, "lib", None), "_lock", None)
+    callbacks = getattr(lock, "_cblist", None)
+    if not isinstance(callbacks, list) or not hasattr(ll.ffi, "unregister_lock_callback"):
+        return
+    for acquired, released in list(callbacks):
+        if getattr(acquired, "__module__", None) == base.__name__:
+            ll.ffi.unregister_lock_callback(acquired, released)
+
+
+def _start_threads_without_process_lock() -> None:
+    """Start numba's threads without a lock shared with forked processes.
+
+    Before its first parallel kernel numba takes a lock that processes forked from this one
+    would share (``multiprocessing``'s ``RLock``: importing ``multiprocessing`` and creating a
+    POSIX semaphore, 6 ms of CPU). A process that forks nothing while it runs kernels needs
+    only its thread lock, which numba takes as well.
+    """
+    try:
+        from numba.np.ufunc import parallel
+    except ImportError:
+        return
+    nop = getattr(parallel, "_nop", None)
+    if nop is None or not hasattr(parallel, "_backend_init_process_lock"):
+        return
+    if parallel._backend_init_process_lock is None:
+        parallel._backend_init_process_lock = nop()
 
 
 def elf_defined_symbols(image: bytes) -> set[str] | None:
