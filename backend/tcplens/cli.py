@@ -44,6 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_usage(sys.stderr)
         return EXIT_USAGE
     one_shot = argv is None and getattr(args, "one_shot", False)
+    args.one_shot = one_shot  # the command sees whether it owns the process
     if one_shot:
         _start_one_shot()
     try:

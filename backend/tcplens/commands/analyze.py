@@ -36,6 +36,11 @@ def run(args: argparse.Namespace) -> int:
                 "tcplens: standard output is closed, nowhere to write the result", file=sys.stderr
             )
         return EXIT_INTERNAL
+    methods = None
+    if getattr(args, "one_shot", False):
+        from tcplens.commands.cached_dataclasses import compile_dataclass_methods_once
+
+        methods = compile_dataclass_methods_once()  # before the analysis defines its classes
     from tcplens.capture import read_capture
     from tcplens.capture.errors import CaptureError
     from tcplens.commands.cached_kernels import load_cached_kernels_quickly
@@ -63,4 +68,6 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     except BrokenPipeError:  # `tcplens analyze ... | head`: the reader left, nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if methods is not None:
+        methods.save()  # after the output: only a first run (or one after an edit) writes
     return EXIT_OK
