@@ -162,13 +162,13 @@ def _decode_row(
     buf: U8, i: int, start: int, captured: int, wire: int, link: int,
     status: U8, ip_version: U8, ip_proto: U8,
     src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16, tcp_window: U16,
-    tcp_hdr_len: U8, tcp_payload_len: U32, udp_payload: I64, udp_end: I64,
-) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64, int, int, int]:  # fmt: skip
+    tcp_hdr_len: U8, tcp_payload_len: U32,
+) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64, int, int, int, int]:  # fmt: skip
     """Decode row ``i`` (its columns come reset) but its TCP options and its lengths, from the
     ``captured`` bytes at ``start`` of a ``wire``-byte frame; returns the source and destination
     address keys (two 64-bit words each, see ``addresses``; 0 when the packet has no IP header),
-    where the TCP options are (``start == stop``: none) and the IP header's total length (0:
-    none read)."""
+    where the TCP options are (``start == stop``: none), the IP header's total length (0:
+    none read) and where a UDP port-53 payload starts (0: none), for the DNS pass."""
     h = HOST_BIG_ENDIAN
     s_hi = s_lo = d_hi = d_lo = np.uint64(0)
     end = start + captured
@@ -177,26 +177,26 @@ def _decode_row(
     following, pos = skip_link_header(buf, start, end, link)
     if following == NEXT_UNSUPPORTED:
         status[i] = UNSUPPORTED_LINK | NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
     if following == NEXT_SHORT:
         status[i] = TRUNCATED | NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
     if following != NEXT_IPV4 and following != NEXT_IPV6:
         status[i] = NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
     flags = 0
     if following == NEXT_IPV4:
         ip_version[i] = 4
         if end - pos < 20:
             status[i] = TRUNCATED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
         header_len = (byte(buf, pos) & 0x0F) * 4
         total = read_u16(buf, pos + 2, True)
         if total == 0:
             total = wire_end - pos  # TSO: Wireshark takes the frame's length when this is 0
         if byte(buf, pos) >> 4 != 4 or header_len < 20 or total < header_len:
             status[i] = MALFORMED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
         s_lo = _words(IPV4_MAPPED_WORD, read_u32(buf, pos + 12, HOST_BIG_ENDIAN))
         d_lo = _words(IPV4_MAPPED_WORD, read_u32(buf, pos + 16, HOST_BIG_ENDIAN))
         protocol = byte(buf, pos + 9)
@@ -205,7 +205,7 @@ def _decode_row(
         fragment = read_u16(buf, pos + 6, True)
         if fragment & 0x1FFF:  # a later fragment: its bytes are not a transport header
             status[i] = FRAGMENT | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
         if fragment & 0x2000:
             flags |= FRAGMENT
         ip_end = pos + min(total, wire_end - pos)
@@ -214,10 +214,10 @@ def _decode_row(
         ip_version[i] = 6
         if end - pos < 40:
             status[i] = TRUNCATED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
         if byte(buf, pos) >> 4 != 6:
             status[i] = MALFORMED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
         s_hi = _words(read_u32(buf, pos + 8, h), read_u32(buf, pos + 12, h))
         s_lo = _words(read_u32(buf, pos + 16, h), read_u32(buf, pos + 20, h))
         d_hi = _words(read_u32(buf, pos + 24, h), read_u32(buf, pos + 28, h))
@@ -228,33 +228,32 @@ def _decode_row(
         protocol, pos, fragment6 = _ipv6_extensions(buf, pos + 40, end, ip_end, byte(buf, pos + 6))
         if protocol < 0:
             status[i] = TRUNCATED | NOT_TCP if pos <= ip_end else MALFORMED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
         ip_proto[i] = protocol
         if fragment6 == 2:
             status[i] = FRAGMENT | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
         if fragment6 == 1:
             flags |= FRAGMENT
     if protocol == IPPROTO_UDP:
         if end - pos < 8:
             status[i] = flags | TRUNCATED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
         src_port[i] = read_u16(buf, pos, True)
         dst_port[i] = read_u16(buf, pos + 2, True)
-        if src_port[i] == DNS_PORT or dst_port[i] == DNS_PORT:
-            udp_payload[i] = pos + 8
-            udp_end[i] = end
         status[i] = flags | PARSED | NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
+        if src_port[i] == DNS_PORT or dst_port[i] == DNS_PORT:
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, pos + 8
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
     if protocol != IPPROTO_TCP:
         status[i] = flags | PARSED | NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
     if end - pos < 20:
         if end - pos >= 4:
             src_port[i] = read_u16(buf, pos, True)
             dst_port[i] = read_u16(buf, pos + 2, True)
         status[i] = flags | TRUNCATED | NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
     header_len = (byte(buf, pos + 12) >> 4) * 4
     src_port[i] = read_u16(buf, pos, True)
     dst_port[i] = read_u16(buf, pos + 2, True)
@@ -265,12 +264,12 @@ def _decode_row(
     tcp_hdr_len[i] = header_len
     if header_len < 20 or ip_end - pos < header_len:
         status[i] = flags | MALFORMED | NOT_TCP  # Wireshark: "Bogus TCP header length"
-        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
     tcp_payload_len[i] = ip_end - pos - header_len
     if end < ip_end:
         flags |= TRUNCATED
     status[i] = flags | PARSED
-    return s_hi, s_lo, d_hi, d_lo, pos + 20, min(pos + header_len, end), ip_len
+    return s_hi, s_lo, d_hi, d_lo, pos + 20, min(pos + header_len, end), ip_len, 0
 
 
 @inline_kernel
@@ -301,7 +300,8 @@ def decode_packets(
     caplen16: U16, origlen16: U16, ip_total_len16: U16,
     src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16,
     tcp_window: U16, tcp_hdr_len: U8, tcp_payload_len: U32, sack_count: U8,
-    has_ts: B, ts_val: U32, ts_ecr: U32, udp_payload: I64, udp_end: I64, ts_bounds: I64,
+    has_ts: B, ts_val: U32, ts_ecr: U32, ts_bounds: I64,
+    dns_count: I64, dns_row: I64, dns_payload: I64, dns_end: I64,
     address_slots: I64, address_keys: U64, miss_count: I64, miss_row: I64, miss_key: U64,
     hs_fill: int, hs_row: U32, hs_mss: I32, hs_wscale: I8, hs_sack_perm: B,
     block_fill: int, block_row: U32, block_left: U32, block_right: U32,
@@ -318,8 +318,9 @@ def decode_packets(
     ``if_link[0]`` (``interface``/``link_type`` are not written); without (pcapng), the walker
     filled ``ts_ns``, ``interface`` and the lengths ``walked_caplen``/``walked_origlen``, and
     ``if_link`` maps an interface to the ``link_type`` written. Row ``i`` is row
-    ``first_row + i`` of the table. ``udp_payload`` gets the buffer offset of UDP port-53
-    payloads (else 0) and ``udp_end`` their frame's end, for the DNS pass. ``ts_bounds[p]``:
+    ``first_row + i`` of the table. Part ``p``'s ``dns_count[p]`` UDP port-53 packets, for the
+    DNS pass: their rows ``dns_row[p]``, where their payload starts and their frame ends
+    (``dns_payload[p]``, ``dns_end[p]``, buffer offsets). ``ts_bounds[p]``:
     the earliest and latest timestamp of part ``p`` (the capture's first and last packet times
     without another pass over ``ts_ns``).
     Addresses found in the ``addresses`` table get their id; the others are noted per part
@@ -347,6 +348,7 @@ def decode_packets(
         sw = block_fill + MAX_SACK_BLOCKS * lo
         lw = long_fill + lo
         pos = part_pos[p] if walking else 0
+        dns = 0
         earliest = 0x7FFFFFFFFFFFFFFF
         latest = -0x7FFFFFFFFFFFFFFF - 1
         for i in range(lo, part_first[p + 1]):
@@ -369,12 +371,16 @@ def decode_packets(
             latest = max(latest, ts)
             # the columns come zero-filled (fresh anonymous memory, each row decoded once): only
             # what the packet has is written
-            udp_payload[i] = 0  # reused from chunk to chunk
-            s_hi, s_lo, d_hi, d_lo, options, stop, ip_len = _decode_row(
+            s_hi, s_lo, d_hi, d_lo, options, stop, ip_len, dns_at = _decode_row(
                 buf, i, data_offset[i], captured, wire, link, status, ip_version, ip_proto,
                 src_port, dst_port, tcp_seq, tcp_ack, tcp_flags, tcp_window,
-                tcp_hdr_len, tcp_payload_len, udp_payload, udp_end,
+                tcp_hdr_len, tcp_payload_len,
             )  # fmt: skip
+            if dns_at:
+                dns_row[p, dns] = i
+                dns_payload[p, dns] = dns_at
+                dns_end[p, dns] = data_offset[i] + captured
+                dns += 1
             caplen16[i] = min(captured, LONG_LENGTH)
             origlen16[i] = min(wire, LONG_LENGTH)
             ip_total_len16[i] = min(ip_len, LONG_LENGTH)
@@ -427,6 +433,7 @@ def decode_packets(
                 k = 0
             dst_id[i] = k
         miss_count[p] = misses
+        dns_count[p] = dns
         hs_count[p] = hw - (hs_fill + lo)
         block_count[p] = sw - (block_fill + MAX_SACK_BLOCKS * lo)
         long_count[p] = lw - (long_fill + lo)

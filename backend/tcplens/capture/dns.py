@@ -113,15 +113,14 @@ class DnsCollector:
     def __init__(self) -> None:
         self._parts: list[dict[str, Any]] = []
 
-    def collect(self, buf: U8, udp_payload: I64, udp_end: I64, first_row: int) -> None:
-        """The DNS messages at ``udp_payload`` (0: none; a payload never starts a buffer) in
-        frames ending at ``udp_end``, rows ``first_row...`` of the table."""
-        rows = np.flatnonzero(udp_payload)
-        if rows.shape[0] == 0:
-            return
+    def collect(self, buf: U8, rows: I64, payload: I64, frame_end: I64) -> None:
+        """The DNS messages of the UDP port-53 packets at table ``rows``: each starts at
+        ``payload`` in a frame ending at ``frame_end`` (offsets in ``buf``)."""
         m = rows.shape[0]
+        if m == 0:
+            return
         part: dict[str, Any] = {
-            "packet_index": rows + first_row,
+            "packet_index": rows,
             "dns_id": np.zeros(m, np.uint16),
             "flags": np.zeros(m, np.uint16),
             "qtype": np.zeros(m, np.uint16),
@@ -133,7 +132,7 @@ class DnsCollector:
             "answer_count": np.zeros(m, np.uint8),
         }
         decode_dns(
-            buf, udp_payload[rows], udp_end[rows], part["dns_id"], part["flags"], part["qtype"],
+            buf, payload, frame_end, part["dns_id"], part["flags"], part["qtype"],
             part["name"], part["name_len"], part["ok"], part["answers"], part["family"],
             part["answer_count"],
         )  # fmt: skip

@@ -266,8 +266,6 @@ class _Reading:
         pcap = walker.header if isinstance(walker, PcapWalker) else None
         big = pcap is not None and pcap.big_endian
         nanoseconds = pcap is not None and pcap.nanoseconds
-        udp_payload = np.empty(min(n, DECODE_CHUNK), np.int64)
-        udp_end = np.empty(min(n, DECODE_CHUNK), np.int64)
         chunks = index.chunks(n, np.empty(min(n, DECODE_CHUNK), np.int64), DECODE_CHUNK, _PARTS)
         parts = max((c.part_first.shape[0] - 1 for c in chunks), default=1)
         largest = max((int(np.diff(c.part_first).max()) for c in chunks), default=0)
@@ -277,14 +275,16 @@ class _Reading:
         all_miss_row = np.empty((parts, room), np.int64)
         all_miss_key = anonymous_memory(16 * parts * room).view(np.uint64).reshape(parts, room, 2)
         all_ts_bounds = np.empty((parts, 2), np.int64)
+        all_dns_count = np.empty(parts, np.int64)
+        # the UDP port-53 packets of a part: room for all its rows, pages touched only if used
+        all_dns = np.empty((3, parts, largest), np.int64)
         handshake, blocks, long = columns.handshake, columns.sack_blocks, columns.long_lengths
         for chunk in chunks:
             first, last, offsets = chunk.first, chunk.last, chunk.offsets
             c = {name: column[first:last] for name, column in columns.dense.items()}
             k = chunk.part_first.shape[0] - 1
             misses, miss_row, miss_key = all_misses[:k], all_miss_row[:k], all_miss_key[:k]
-            ts_bounds = all_ts_bounds[:k]
-            udp, ends = udp_payload[: last - first], udp_end[: last - first]
+            ts_bounds, dns_count, dns = all_ts_bounds[:k], all_dns_count[:k], all_dns[:, :k]
             if isinstance(index, PcapngWalk):
                 walked = index.fill(buffer.buf, chunk, c["ts_ns"], c["interface"], lengths)
             else:
@@ -301,7 +301,8 @@ class _Reading:
                 c["ip_total_len16"], c["src_port"],
                 c["dst_port"], c["tcp_seq"], c["tcp_ack"], c["tcp_flags"], c["tcp_window"],
                 c["tcp_hdr_len"], c["tcp_payload_len"], c["sack_count"], c["has_ts"], c["ts_val"],
-                c["ts_ecr"], udp, ends, ts_bounds, book.slots, book.keys, misses, miss_row,
+                c["ts_ecr"], ts_bounds, dns_count, dns[0], dns[1], dns[2], book.slots, book.keys,
+                misses, miss_row,
                 miss_key, handshake.fill, h["handshake_rows"], h["handshake_mss"],
                 h["handshake_wscale"], h["handshake_sack_perm"], blocks.fill, b["sack_block_row"],
                 b["sack_block_left"], b["sack_block_right"], long.fill, g["long_rows"],
@@ -320,7 +321,10 @@ class _Reading:
                     book.slots, book.keys, book.count, misses, miss_row, miss_key,
                     c["src_id"], c["dst_id"],
                 )  # fmt: skip
-            self.dns.collect(buffer.buf, udp, ends, self.rows + first)
+            if dns_count.any():  # per part, not per packet
+                found = [dns[:, q, : dns_count[q]] for q in range(k)]
+                rows, payload, frame_end = np.concatenate(found, axis=1)
+                self.dns.collect(buffer.buf, rows + (self.rows + first), payload, frame_end)
             done = buffer.base + int(offsets[-1]) - walker.record_header
             buffer.release_before(done)
             self.progress.update(buffer.source_done(int(offsets[-1])))
