@@ -19,7 +19,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from tcplens.diagnosis.search import interp, searchsorted
+from tcplens.diagnosis.search import _is_sorted, interp, search_shifted, searchsorted
 
 # A round trip counts as inflated by queueing when it exceeds the smallest one by a quarter, and by
 # at least 2 ms (timer and scheduling noise of the hosts). A 60 ms queue on a 30 ms path is +200%;
@@ -102,10 +102,11 @@ def rtt_at(query, rtt_t, rtt_s, echo_t, echo_s, lag, base_rtt):  # type: ignore[
 
 
 @numba.njit(cache=True)
-def pause_causes(t, ack_t, ack_payload, lag, base_rtt, hi):  # type: ignore[no-untyped-def]
+def pause_causes(t, ack_t, ack_payload, lag, base_rtt, hi, t_sorted, acks_sorted):  # type: ignore[no-untyped-def]
     """For each interval ``[t[i], t[i+1])``: what the peer sent during it (bytes), how long the
     sender took to resume after the peer's last message with content, and whether the resume
-    followed an ACK at once. ``hi`` is the number of ACKs the sender had seen when it resumed.
+    followed an ACK at once. ``hi`` is the number of ACKs the sender had seen when it resumed;
+    ``t_sorted``/``acks_sorted`` say whether ``t`` and ``ack_t`` are in order.
 
     A message that carries content (more than an application-level acknowledgement of
     ``APP_ACK_MAX_BYTES``) answered within ``think_after(rtt)`` is a request/response exchange,
@@ -121,7 +122,7 @@ def pause_causes(t, ack_t, ack_payload, lag, base_rtt, hi):  # type: ignore[no-u
     if m == 0 or k <= 0:
         return answer, think, woke
     t0, t1 = t[:-1], t[1:]
-    lo = searchsorted(ack_t, t0 - lag, True)
+    lo = search_shifted(ack_t, acks_sorted, t0, t_sorted, -lag, 0.0, True, 0)
     csum = np.zeros(m + 1, np.int64)
     for i in range(m):
         csum[i + 1] = csum[i] + ack_payload[i]
@@ -141,8 +142,8 @@ def pause_causes(t, ack_t, ack_payload, lag, base_rtt, hi):  # type: ignore[no-u
             if ack_payload[i] > 0:
                 data_t[n_data] = ack_t[i]
                 n_data += 1
-        view_end = t1 - 0.8 * lag
-        kk = searchsorted(data_t, view_end, True) - 1
+        # (data_t is part of ack_t: in order when it is)
+        kk = search_shifted(data_t, acks_sorted, t1, t_sorted, -(0.8 * lag), 0.0, True, -1)
         for i in range(k):
             heard = (data_t[kk[i]] if kk[i] >= 0 else -np.inf) + lag
             think[i] = t1[i] - heard
@@ -246,11 +247,18 @@ def label_transfer(  # type: ignore[no-untyped-def]
 
     # What the sender knew just before it resumed, and when segment i left (see timeline.py).
     jitter = max(0.0005, 0.2 * lag)
-    at_resume = searchsorted(ack_t, t1 - lag - jitter, True) - 1
-    hi = searchsorted(ack_t, t1 - 0.8 * lag, True)  # ACKs seen when it resumed, lag-shifted
+    # (each a search of shifted segment times: search_shifted, with the order checked once)
+    t_sorted, acks_sorted = _is_sorted(t), _is_sorted(ack_t)
+    at_resume = search_shifted(ack_t, acks_sorted, t1, t_sorted, -lag, -jitter, True, -1)
+    # ACKs seen when it resumed, lag-shifted
+    hi = search_shifted(ack_t, acks_sorted, t1, t_sorted, -(0.8 * lag), 0.0, True, 0)
     seen = hi - 1
-    at_start = searchsorted(ack_t, t0 - lag + max(0.0005, 0.05 * lag), True) - 1
-    answer, think, woke = pause_causes(t, ack_t, ack_payload, lag, base_rtt, hi)
+    at_start = search_shifted(
+        ack_t, acks_sorted, t0, t_sorted, -lag, max(0.0005, 0.05 * lag), True, -1
+    )
+    answer, think, woke = pause_causes(
+        t, ack_t, ack_payload, lag, base_rtt, hi, t_sorted, acks_sorted
+    )
     nagle, nagle_delay = nagle_stalls(
         t, seq, seq_end, retrans, ack_t, ack_cum, edge_cum, ack_payload, lag, mss, base_rtt
     )
@@ -282,7 +290,7 @@ def label_transfer(  # type: ignore[no-untyped-def]
         episodes = 1
         for r in range(1, n_rtx):
             episodes += r_t[r] > end[r - 1]
-        jr = searchsorted(r_t, t0, True) - 1
+        jr = search_shifted(r_t, t_sorted, t0, t_sorted, 0.0, 0.0, True, -1)  # (r_t: part of t)
         for i in range(k):
             if jr[i] >= 0:
                 in_recovery[i] = end[jr[i]] > t0[i]
@@ -308,8 +316,8 @@ def label_transfer(  # type: ignore[no-untyped-def]
         else:
             flight_before[i] = group_max
             group_max = max(group_max, flight[i])
-    earlier = searchsorted(t0, t0 - 2.0 * base_rtt, True) - 1
-    next_round = searchsorted(t, t1 + 0.9 * base_rtt, False) - 1
+    earlier = search_shifted(t0, t_sorted, t0, t_sorted, -(2.0 * base_rtt), 0.0, True, -1)
+    next_round = search_shifted(t, t_sorted, t1, t_sorted, 0.9 * base_rtt, 0.0, False, -1)
 
     rtt_now = rtt_at(t0, rtt_t, rtt_s, echo_t, echo_s, lag, base_rtt)
     base = min(base_rtt, rtt_now.min())

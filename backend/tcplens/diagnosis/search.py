@@ -110,6 +110,33 @@ def searchsorted(arr, keys, right):  # type: ignore[no-untyped-def]
     return out
 
 
+@numba.njit(cache=True)
+def search_shifted(arr, arr_sorted, x, x_sorted, a, b, right, offset):  # type: ignore[no-untyped-def]
+    """``searchsorted(arr, (x + a) + b, right) + offset``, exactly, without the keys' array.
+
+    The labelling asks each question of every interval with keys that are its segments' times
+    shifted by a constant (``t1 - lag - jitter`` is ``(t1 + -lag) + -jitter``, bit for bit).
+    When ``arr`` and ``x`` are sorted (the caller checked each once: ``_is_sorted``) the keys
+    are too (adding a constant never reverses two floats), so the answers only move forward:
+    one walk over ``arr`` answers them all, a comparison per step where ``searchsorted``
+    gallops from each previous answer. Otherwise the keys are made and searched as before.
+    """
+    out = np.empty(x.size, np.int64)
+    if not (arr_sorted and x_sorted):
+        pos = searchsorted(arr, (x + a) + b, right)
+        for i in range(x.size):
+            out[i] = pos[i] + offset
+        return out
+    n = arr.size
+    p = 0
+    for i in range(x.size):
+        key = (x[i] + a) + b
+        while p < n and _before(arr[p], key, right):
+            p += 1
+        out[i] = p + offset
+    return out
+
+
 LIKELY_IN_CACHE_SIZE = 8  # numpy's compiled_base.c
 
 
