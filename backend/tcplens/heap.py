@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import ctypes
+import threading
+from collections.abc import Sequence
+
+_MADV_DONTNEED = 4  # linux/mman.h
+# below this the run is small: its exit frees little, not worth a thread (~0.2 ms)
+_RELEASE_MIN = 32 << 20
+
 
 def reuse_freed_memory() -> None:
     """Let glibc keep freed memory for the next allocation instead of returning it to the kernel.
@@ -18,8 +26,6 @@ def reuse_freed_memory() -> None:
     page advice (``_no_huge_page_advice``), for the same reason: page faults of fresh arrays.
     """
     _no_huge_page_advice()
-    import ctypes
-
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
@@ -45,3 +51,36 @@ def _no_huge_page_advice() -> None:
     set_advice = getattr(advise, "_set_madvise_hugepage", None)
     if set_advice is not None:
         set_advice(False)
+
+
+def release_memory_before_exit(regions: Sequence[tuple[int, int]]) -> None:
+    """Hand a finished one-shot run's memory back to the kernel on two cores before it exits.
+
+    The kernel frees a page in ~0.1-0.4 us, and an exiting process frees all of its pages on
+    one core: ~0.1 s after the JSON of a 5M-packet capture was written on a quiet machine,
+    0.35 s at load 5. Most of it is two blocks, dead once the output is written (memory's
+    measurement at 5M: the glibc heap held 1031 MB free, ~530 MB of it resident, and 17 MB in
+    use, since the TCP analysis's arrays were freed back to it; the PacketTable arena 310 MB):
+    ``regions`` (``capture.memory.mapped_regions``) are dropped with MADV_DONTNEED on a second
+    thread while this one trims the heap (``malloc_trim``: glibc madvises away the pages of
+    every free chunk). Both calls release the GIL. The caller must never read the memory of
+    ``regions`` again (it reads as zeros). Not Linux with glibc: nothing to do.
+    """
+    if sum(nbytes for _, nbytes in regions) < _RELEASE_MIN:
+        return
+    try:
+        libc = ctypes.CDLL(None)
+        madvise, malloc_trim = libc.madvise, libc.malloc_trim
+    except (OSError, AttributeError):
+        return
+    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    malloc_trim.argtypes = [ctypes.c_size_t]
+
+    def drop_regions() -> None:
+        for address, nbytes in regions:
+            madvise(address, nbytes, _MADV_DONTNEED)
+
+    dropping = threading.Thread(target=drop_regions)
+    dropping.start()
+    malloc_trim(0)
+    dropping.join()

@@ -70,4 +70,9 @@ def run(args: argparse.Namespace) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     if methods is not None:
         methods.save()  # after the output: only a first run (or one after an edit) writes
+    if getattr(args, "one_shot", False):  # the process exits next: nothing reads them again
+        from tcplens.capture.memory import mapped_regions
+        from tcplens.heap import release_memory_before_exit
+
+        release_memory_before_exit(mapped_regions())
     return EXIT_OK
