@@ -95,7 +95,7 @@ def _ipv6_extensions(
 
 @inline_kernel
 def _tcp_options(
-    buf: U8, pos: int, stop: int, i: int, row: int, hw: int, sw: int,
+    buf: U8, pos: int, stop: int, i: np.uint64, row: int, hw: int, sw: int,
     sack_count: U8, has_ts: B, ts_val: U32, ts_ecr: U32,
     hs_row: U32, hs_mss: I32, hs_wscale: I8, hs_sack_perm: B,
     block_row: U32, block_left: U32, block_right: U32,
@@ -159,7 +159,7 @@ def _words(first: int, second: int) -> np.uint64:
 
 @inline_kernel
 def _decode_row(
-    buf: U8, i: int, start: int, captured: int, wire: int, link: int,
+    buf: U8, i: np.uint64, start: int, captured: int, wire: int, link: int,
     status: U8, ip_version: U8, ip_proto: U8,
     src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16, tcp_window: U16,
     tcp_hdr_len: U8, tcp_payload_len: U32,
@@ -310,7 +310,7 @@ def decode_packets(
     """Decode every record into its row of the zero-filled columns (absent fields stay 0).
 
     Rows ``part_first[p]`` to ``part_first[p + 1]`` are part ``p``; the parts run on all cores.
-    ``data_offset[i]`` is where row ``i``'s bytes start; with ``part_pos`` (a pcap walked by
+    ``data_offset[u]`` is where row ``i``'s bytes start; with ``part_pos`` (a pcap walked by
     ``pcap_walk``), it is written here instead: part ``p``'s first record header is at
     ``part_pos[p]`` and each record's length gives the next (read anyway for the row).
     With ``record_header`` (pcap: 16), each packet's record header just before its bytes gives
@@ -352,38 +352,39 @@ def decode_packets(
         earliest = 0x7FFFFFFFFFFFFFFF
         latest = -0x7FFFFFFFFFFFFFFF - 1
         for i in range(lo, part_first[p + 1]):
+            u = np.uint64(i)  # an unsigned index: no negative-index wraparound on each store
             if record_header:
                 if walking:
-                    data_offset[i] = pos + record_header
+                    data_offset[u] = pos + record_header
                 ts, captured, wire = pcap_record_header(
-                    buf, data_offset[i] - record_header, big, nanoseconds
+                    buf, data_offset[u] - record_header, big, nanoseconds
                 )
-                pos = data_offset[i] + captured
-                ts_ns[i] = ts
+                pos = data_offset[u] + captured
+                ts_ns[u] = ts
                 link = if_link[0]
             else:
-                ts = ts_ns[i]
-                captured = walked_caplen[i]
-                wire = walked_origlen[i]
-                link = if_link[interface[i]]
-                link_type[i] = link
+                ts = ts_ns[u]
+                captured = walked_caplen[u]
+                wire = walked_origlen[u]
+                link = if_link[interface[u]]
+                link_type[u] = link
             earliest = min(earliest, ts)
             latest = max(latest, ts)
             # the columns come zero-filled (fresh anonymous memory, each row decoded once): only
             # what the packet has is written
             s_hi, s_lo, d_hi, d_lo, options, stop, ip_len, dns_at = _decode_row(
-                buf, i, data_offset[i], captured, wire, link, status, ip_version, ip_proto,
+                buf, u, data_offset[u], captured, wire, link, status, ip_version, ip_proto,
                 src_port, dst_port, tcp_seq, tcp_ack, tcp_flags, tcp_window,
                 tcp_hdr_len, tcp_payload_len,
             )  # fmt: skip
             if dns_at:
                 dns_row[p, dns] = i
                 dns_payload[p, dns] = dns_at
-                dns_end[p, dns] = data_offset[i] + captured
+                dns_end[p, dns] = data_offset[u] + captured
                 dns += 1
-            caplen16[i] = min(captured, LONG_LENGTH)
-            origlen16[i] = min(wire, LONG_LENGTH)
-            ip_total_len16[i] = min(ip_len, LONG_LENGTH)
+            caplen16[u] = min(captured, LONG_LENGTH)
+            origlen16[u] = min(wire, LONG_LENGTH)
+            ip_total_len16[u] = min(ip_len, LONG_LENGTH)
             if captured >= LONG_LENGTH or wire >= LONG_LENGTH or ip_len >= LONG_LENGTH:
                 long_row[lw] = first_row + i
                 long_caplen[lw] = captured
@@ -392,9 +393,9 @@ def decode_packets(
                 lw += 1
             if stop - options >= 12 and read_u32(buf, options, True) == ALIGNED_TIMESTAMPS:
                 # what Linux and most stacks send (RFC 7323 Appendix A): NOP, NOP, timestamps
-                has_ts[i] = True
-                ts_val[i] = read_u32(buf, options + 4, True)
-                ts_ecr[i] = read_u32(buf, options + 8, True)
+                has_ts[u] = True
+                ts_val[u] = read_u32(buf, options + 4, True)
+                ts_ecr[u] = read_u32(buf, options + 8, True)
                 options += 12
             if (
                 stop - options >= 12
@@ -407,12 +408,12 @@ def decode_packets(
                     block_row[sw + j] = first_row + i
                     block_left[sw + j] = read_u32(buf, options + 4 + 8 * j, True)
                     block_right[sw + j] = read_u32(buf, options + 8 + 8 * j, True)
-                sack_count[i] = count
+                sack_count[u] = count
                 sw += count
                 options = stop
             if options < stop:
                 hw, sw = _tcp_options(
-                    buf, options, stop, i, first_row + i, hw, sw, sack_count, has_ts, ts_val,
+                    buf, options, stop, u, first_row + i, hw, sw, sack_count, has_ts, ts_val,
                     ts_ecr, hs_row, hs_mss, hs_wscale, hs_sack_perm,
                     block_row, block_left, block_right,
                 )  # fmt: skip
@@ -423,7 +424,7 @@ def decode_packets(
                 miss_key[p, misses, 1] = s_lo
                 misses += 1
                 k = 0
-            src_id[i] = k
+            src_id[u] = k
             k = _address_id(d_hi, d_lo, address_slots, address_keys, cache_keys, cache_ids)
             if k < 0:
                 miss_row[p, misses] = 2 * i + 1
@@ -431,7 +432,7 @@ def decode_packets(
                 miss_key[p, misses, 1] = d_lo
                 misses += 1
                 k = 0
-            dst_id[i] = k
+            dst_id[u] = k
         miss_count[p] = misses
         dns_count[p] = dns
         hs_count[p] = hw - (hs_fill + lo)
