@@ -441,24 +441,79 @@ def _path_rtt(values, vb, nd, c0, c1, syn_rtt, synack_rtt, stats, f):  # type: i
     sample of the other direction (it times the same stretch), else 0.
 
     ``values[vb : vb + c0]`` are direction 0's samples, ``values[vb + nd - c1 : vb + nd]``
-    direction 1's (clipped at :data:`RTT_CLIP_NS`); both are sorted here.
+    direction 1's (clipped at :data:`RTT_CLIP_NS`); they are reordered here.
     """
-    v0 = values[vb : vb + c0]
-    v1 = values[vb + nd - c1 : vb + nd]
-    v0.sort()
-    v1.sort()
     bulk = 1 if c1 > c0 else 0  # client → server on a tie
     if bulk == 0:
-        v, c, other, c_other, half = v0, c0, v1, c1, synack_rtt
+        lo, c, o_lo, c_other, half = vb, c0, vb + nd - c1, c1, synack_rtt
     else:
-        v, c, other, c_other, half = v1, c1, v0, c0, syn_rtt
+        lo, c, o_lo, c_other, half = vb + nd - c1, c1, vb, c0, syn_rtt
     if half < 0:
-        half = other[0] if c_other > 0 else 0
+        half = 0
+        if c_other > 0:
+            half = values[o_lo]
+            for j in range(o_lo + 1, o_lo + c_other):
+                half = min(half, values[j])
     if c > 0:
-        stats[f, 0] = v[0] + half
-        stats[f, 1] = v[(c - 1) // 2] + half
-        stats[f, 2] = v[np.int64(np.ceil(0.95 * c)) - 1] + half
+        # order statistics by selection, not a sort: O(n) instead of O(n log n)
+        mid = lo + (c - 1) // 2
+        p95 = lo + np.int64(np.ceil(0.95 * c)) - 1
+        _select(values, lo, lo + c, mid)
+        if p95 > mid:
+            _select(values, mid + 1, lo + c, p95)
+        smallest = values[mid]
+        for j in range(lo, mid):  # the values below the median are left before it
+            smallest = min(smallest, values[j])
+        stats[f, 0] = smallest + half
+        stats[f, 1] = values[mid] + half
+        stats[f, 2] = values[p95] + half
     else:
         stats[f, 0] = -1
         stats[f, 1] = -1
         stats[f, 2] = -1
+
+
+@kernel
+def _select(v, lo, hi, k):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Put the value of rank ``k`` of ``v[lo:hi]`` at ``v[k]``, smaller ones before it and larger
+    ones after (C++'s ``nth_element``): Hoare's quickselect with a median-of-three pivot and a
+    three-way partition (RTT samples repeat), falling back to a sort after ~2 log2(n) rounds so
+    that no input, however crafted, makes it quadratic (Musser's introselect)."""
+    budget = 8
+    n = hi - lo
+    while n > 1:
+        budget += 2
+        n >>= 1
+    while hi - lo > 16:
+        if budget == 0:
+            break
+        budget -= 1
+        a = v[lo]
+        b = v[lo + ((hi - lo) >> 1)]
+        c = v[hi - 1]
+        if a > b:
+            a, b = b, a
+        pivot = max(a, min(b, c))
+        lt = lo  # v[lo:lt] < pivot, v[lt:i] == pivot, v[gt:hi] > pivot
+        i = lo
+        gt = hi
+        while i < gt:
+            x = v[i]
+            if x < pivot:
+                v[i] = v[lt]
+                v[lt] = x
+                lt += 1
+                i += 1
+            elif x > pivot:
+                gt -= 1
+                v[i] = v[gt]
+                v[gt] = x
+            else:
+                i += 1
+        if k < lt:
+            hi = lt
+        elif k >= gt:
+            lo = gt
+        else:
+            return
+    v[lo:hi].sort()

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+import pytest
+
 from tcplens.capture import read_capture
 from tcplens.tcp.analyze import analyze_tcp
 from tcplens.tcp.model import (
@@ -13,6 +16,7 @@ from tcplens.tcp.model import (
     RTT_TIMESTAMP,
     VANTAGE_NAMES,
 )
+from tcplens.tcp.rtt import _select
 from tests.capture.shared_captures import LAB, SHARED_CAPTURES, require
 from tests.tcp.synthetic import Seg, handshake, table
 
@@ -90,3 +94,30 @@ def test_flow_rtt_is_the_path_round_trip_on_every_lab_capture() -> None:
         )
         # The median stays within a few round trips of the path (queueing, delayed ACKs).
         assert (flows.rtt_median_ns[has] / 1e6 <= 3 * rtt_ms).all(), entry["file"]
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.random.default_rng(1).integers(0, 1 << 40, 1000),
+        np.random.default_rng(2).integers(0, 4, 1000),  # RTT samples repeat
+        np.arange(1000),
+        np.arange(1000)[::-1],
+        np.r_[np.arange(500), np.arange(500)[::-1]],  # organ pipe (median-of-3 killer shape)
+        np.full(100, 7),
+        np.array([5]),
+        np.array([3, 1]),
+    ],
+    ids=["random", "repeats", "ascending", "descending", "organ-pipe", "equal", "one", "two"],
+)
+def test_select_puts_the_rank_k_value_in_place_like_a_sort(values) -> None:  # type: ignore[no-untyped-def]
+    """The path RTT's median and p95 come from two selections, not a sort (O(n))."""
+    v = values.astype(np.int64)
+    expected = np.sort(v)
+    n = v.shape[0]
+    for k in sorted({0, (n - 1) // 2, int(np.ceil(0.95 * n)) - 1, n - 1}):
+        w = v.copy()
+        _select(w, 0, n, k)
+        assert w[k] == expected[k]
+        assert np.all(w[:k] <= w[k]) and np.all(w[k + 1 :] >= w[k])
+        assert np.array_equal(np.sort(w), expected)  # a permutation of the input
