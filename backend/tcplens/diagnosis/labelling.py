@@ -69,13 +69,20 @@ _think_after = numba.njit(cache=True)(think_after)
 
 
 @numba.njit(cache=True)
-def _add_rtt_part(out, query, ts, vs, default):  # type: ignore[no-untyped-def]
+def _smoothed(vs):  # type: ignore[no-untyped-def]
+    """A part's samples as ``rtt_at`` interpolates them: the 3-sample running minimum (empty
+    below three samples)."""
+    smooth = np.empty(max(vs.size - 2, 0))
+    for i in range(smooth.size):
+        a = min(vs[i], vs[i + 1])
+        smooth[i] = min(a, vs[i + 2])
+    return smooth
+
+
+@numba.njit(cache=True)
+def _add_rtt_part(out, query, query_sorted, ts, vs, smooth, default):  # type: ignore[no-untyped-def]
     if vs.size >= 3:
-        smooth = np.empty(vs.size - 2)
-        for i in range(smooth.size):
-            a = min(vs[i], vs[i + 1])
-            smooth[i] = min(a, vs[i + 2])
-        part = interp(query, ts[1:-1], smooth)
+        part = interp(query, ts[1:-1], smooth, query_sorted)
         for i in range(out.size):
             out[i] += part[i]
     elif vs.size:
@@ -95,9 +102,19 @@ def rtt_at(query, rtt_t, rtt_s, echo_t, echo_s, lag, base_rtt):  # type: ignore[
     Each part is interpolated from its samples; a 3-sample running minimum takes out isolated
     delayed ACKs (a receiver may hold an ACK 40-200 ms), which are not queueing.
     """
+    return _rtt_at(query, _is_sorted(query), rtt_t, rtt_s, _smoothed(rtt_s), echo_t, echo_s,
+                   _smoothed(echo_s), lag, base_rtt)  # fmt: skip
+
+
+@numba.njit(cache=True)
+def _rtt_at(  # type: ignore[no-untyped-def]
+    query, query_sorted, rtt_t, rtt_s, rtt_smooth, echo_t, echo_s, echo_smooth, lag, base_rtt
+):
+    """``rtt_at`` with the parts' samples already smoothed (``_smoothed``: the labelling asks
+    three times per transfer) and the queries' order known."""
     out = np.zeros(query.size)
-    _add_rtt_part(out, query, rtt_t, rtt_s, base_rtt - lag)
-    _add_rtt_part(out, query, echo_t, echo_s, lag)
+    _add_rtt_part(out, query, query_sorted, rtt_t, rtt_s, rtt_smooth, base_rtt - lag)
+    _add_rtt_part(out, query, query_sorted, echo_t, echo_s, echo_smooth, lag)
     return out
 
 
@@ -319,7 +336,9 @@ def label_transfer(  # type: ignore[no-untyped-def]
     earlier = search_shifted(t0, t_sorted, t0, t_sorted, -(2.0 * base_rtt), 0.0, True, -1)
     next_round = search_shifted(t, t_sorted, t1, t_sorted, 0.9 * base_rtt, 0.0, False, -1)
 
-    rtt_now = rtt_at(t0, rtt_t, rtt_s, echo_t, echo_s, lag, base_rtt)
+    rtt_smooth, echo_smooth = _smoothed(rtt_s), _smoothed(echo_s)
+    rtt_now = _rtt_at(t0, t_sorted, rtt_t, rtt_s, rtt_smooth, echo_t, echo_s, echo_smooth, lag,
+                      base_rtt)  # fmt: skip
     base = min(base_rtt, rtt_now.min())
     inflated = base + max(QUEUE_INFLATION_FLOOR_S, QUEUE_INFLATION * base)
     # A drop while the bottleneck's queue was full is TCP finding the path's limit: look at the
@@ -328,8 +347,11 @@ def label_transfer(  # type: ignore[no-untyped-def]
     if n_rtx:
         # The queue depends only on the latest retransmission: one estimate per retransmission.
         dropped_at = t[rtx_idx] - base_rtt
-        q1 = rtt_at(dropped_at, rtt_t, rtt_s, echo_t, echo_s, lag, base_rtt)
-        q2 = rtt_at(dropped_at - base_rtt, rtt_t, rtt_s, echo_t, echo_s, lag, base_rtt)
+        # (in order when t is: a constant shift of some of its times)
+        q1 = _rtt_at(dropped_at, t_sorted, rtt_t, rtt_s, rtt_smooth, echo_t, echo_s,
+                     echo_smooth, lag, base_rtt)  # fmt: skip
+        q2 = _rtt_at(dropped_at - base_rtt, t_sorted, rtt_t, rtt_s, rtt_smooth, echo_t, echo_s,
+                     echo_smooth, lag, base_rtt)  # fmt: skip
         for i in range(k):
             if jr[i] >= 0:
                 rtx_queued[i] = max(q1[jr[i]], q2[jr[i]]) > inflated

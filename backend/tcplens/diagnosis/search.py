@@ -182,14 +182,22 @@ def _search_with_guess(key, arr, guess):  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True)
-def interp(x, xp, fp):  # type: ignore[no-untyped-def]
+def interp(x, xp, fp, x_sorted):  # type: ignore[no-untyped-def]
     """``np.interp(x, xp, fp)``: numpy's loop (compiled_base.c ``arr_interp``) step by step —
     the search with the previous answer as guess, the slope, the retry from the right end when
-    a slope gives NaN."""
+    a slope gives NaN.
+
+    When ``x`` is sorted (``x_sorted``: the caller knows) and ``xp`` ascending without NaN, the
+    search's answer is unique (the last j with xp[j] <= x[i]; -1 below xp[0], len above the
+    last) and ascends with x[i]: one forward walk over ``xp`` finds them all."""
     out = np.empty(x.size)
     m = xp.size
     lval, rval = fp[0], fp[m - 1]
     j = 0
+    walk = x_sorted
+    for i in range(1, m):
+        walk = walk and xp[i - 1] <= xp[i]
+    p = 0  # (the walk) how many of xp are <= the current x
     for i in range(x.size):
         v = x[i]
         if m == 1:  # numpy's own branch for one point (no NaN test there)
@@ -198,7 +206,12 @@ def interp(x, xp, fp):  # type: ignore[no-untyped-def]
         if v != v:
             out[i] = v
             continue
-        j = _search_with_guess(v, xp, j)
+        if walk:
+            while p < m and xp[p] <= v:
+                p += 1
+            j = m if v > xp[m - 1] else p - 1
+        else:
+            j = _search_with_guess(v, xp, j)
         if j == -1:
             out[i] = lval
         elif j == m:
