@@ -132,23 +132,23 @@ def timelines_json(analysis: TcpAnalysis, origin_ns: int) -> list[dict[str, Any]
     n = len(f)
     # segments are sorted by (flow, direction, frame): the first SYN row of each flow is the
     # first occurrence of its flow number among the SYN-without-ACK rows
-    syn_rows = np.flatnonzero(((seg.flags & SYN) != 0) & ((seg.flags & ACK) == 0))
+    syn_rows = np.flatnonzero((seg.flags & (SYN | ACK)) == SYN)
     syn_flows, first = np.unique(seg.flow_of(syn_rows), return_index=True)
     syn_ns = np.full(n, -1, np.int64)
     syn_ns[syn_flows] = seg.time_ns[syn_rows[first]]
-    # first/last packet with payload: one reduceat over the (flow, direction) slices, not
-    # ufunc.at (an unbuffered scatter, ~70 ns per packet)
+    # first/last packet with payload: the min/max time (a capture's time may go backwards) of
+    # each (flow, direction) slice's data rows, one reduceat each over the data rows only (not
+    # ufunc.at, an unbuffered scatter at ~70 ns per packet; nor two n-sized np.where copies)
     data = seg.payload_len > 0
-    never = np.iinfo(np.int64).max
-    starts = seg.offsets[:-1]
-    nonempty = starts < seg.offsets[1:]
-    first_dir = np.full(starts.size, never, np.int64)
-    last_dir = np.full(starts.size, -1, np.int64)
-    if nonempty.any():
-        first_dir[nonempty] = np.minimum.reduceat(
-            np.where(data, seg.time_ns, never), starts[nonempty]
-        )
-        last_dir[nonempty] = np.maximum.reduceat(np.where(data, seg.time_ns, -1), starts[nonempty])
+    data_rows = np.flatnonzero(data)
+    data_ns = seg.time_ns[data]  # a masked copy: faster than gathering by data_rows
+    lo = np.searchsorted(data_rows, seg.offsets[:-1])  # each slice's data rows: [lo, hi)
+    has_data = lo < np.searchsorted(data_rows, seg.offsets[1:])
+    first_dir = np.full(lo.size, np.iinfo(np.int64).max, np.int64)
+    last_dir = np.full(lo.size, -1, np.int64)
+    if has_data.any():  # the data rows of the slices with data are contiguous, in slice order
+        first_dir[has_data] = np.minimum.reduceat(data_ns, lo[has_data])
+        last_dir[has_data] = np.maximum.reduceat(data_ns, lo[has_data])
     first_data = first_dir.reshape(n, 2).min(axis=1)
     last_data = last_dir.reshape(n, 2).max(axis=1)
     first_data[last_data < 0] = -1

@@ -66,3 +66,32 @@ def test_short_waits_are_not_idle_and_unseen_handshakes_are_null() -> None:
     assert t["syn_s"] is None and t["handshake_done_s"] is None
     assert len(t["idle_gaps_s"]) == 3
     assert t["idle_gaps_s"][-1][1] == pytest.approx(23.731506, abs=1e-6)
+
+
+def test_first_and_last_data_are_the_earliest_and_latest_payload_times() -> None:
+    """min/max over each flow's packets with payload, not its first/last row: a capture's
+    timestamps may go backwards. Checked against a per-flow loop with the times scrambled."""
+    import dataclasses
+
+    import numpy as np
+
+    from tcplens.report import timelines_json
+    from tcplens.tcp.analyze import analyze_tcp
+
+    require(LAB)
+    analysis = analyze_tcp(read_capture(LAB / "no_reuse_uploads.pcap").packets)
+    seg = analysis.segments
+    scrambled = np.random.default_rng(7).permutation(seg.time_ns)
+    analysis = dataclasses.replace(analysis, segments=dataclasses.replace(seg, time_ns=scrambled))
+    timelines = timelines_json(analysis, 0)
+    flows_with_data = 0
+    for f, timeline in enumerate(timelines):
+        rows = np.arange(seg.offsets[2 * f], seg.offsets[2 * f + 2])
+        times = scrambled[rows[seg.payload_len[rows] > 0]]
+        if times.size == 0:
+            assert timeline["first_data_s"] is None and timeline["last_data_s"] is None
+            continue
+        flows_with_data += 1
+        assert timeline["first_data_s"] == round(int(times.min()) / 1e9, 6)
+        assert timeline["last_data_s"] == round(int(times.max()) / 1e9, 6)
+    assert flows_with_data == 8
