@@ -229,58 +229,61 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             prev_i = -1
             lo_t = np.int64(0)
             hi_t = np.int64(0)
+            uf = np.uint64(f)
             for k in range(first, offsets[2 * f + 2]):
                 r = rows[k]
+                ur = np.uint64(r)  # unsigned indices: no negative-index wraparound per access
                 fw = direction[k]
-                rv = 1 - fw
+                rv = fw ^ np.uint8(1)
                 if fw == 0:
                     i = next_row0
                     next_row0 += 1
                 else:
                     i = next_row1
                     next_row1 += 1
-                out_ack[i] = 0
-                bif[i] = -1
+                u = np.uint64(i)
+                out_ack[u] = 0
+                bif[u] = -1
                 n_blocks = 0
-                t = ts_ns[r]
-                fl = tcp_flags[r]
-                ln = np.int64(tcp_len[r])
-                w = np.int64(tcp_window[r])
-                out_frame[i] = r + 1
-                out_time[i] = t
-                out_flags[i] = fl
-                out_len[i] = ln
-                out_sack_count[i] = min(opt_sack_count[r], 4)
+                t = ts_ns[ur]
+                fl = tcp_flags[ur]
+                ln = np.int64(tcp_len[ur])
+                w = np.int64(tcp_window[ur])
+                out_frame[u] = r + 1
+                out_time[u] = t
+                out_flags[u] = fl
+                out_len[u] = ln
+                out_sack_count[u] = min(opt_sack_count[ur], 4)
                 is_ack = (fl & 0x10) != 0
                 is_syn = (fl & 0x02) != 0
                 syn_fin_rst = (fl & 0x07) != 0
                 syn_fin = (fl & 0x03) != 0
 
                 # relative, unwrapped sequence and acknowledgment numbers
-                raw = tcp_seq[r]
-                if has_seq[f, fw]:
-                    s = seq_rel[f, fw] + np.int64(np.int32(raw - seq_raw[f, fw]))
+                raw = tcp_seq[ur]
+                if has_seq[uf, fw]:
+                    s = seq_rel[uf, fw] + np.int64(np.int32(raw - seq_raw[uf, fw]))
                 else:
-                    s = np.int64(np.int32(raw - isn[f, fw]))
-                    has_seq[f, fw] = True
-                seq_raw[f, fw] = raw
-                seq_rel[f, fw] = s
-                out_seq[i] = s
+                    s = np.int64(np.int32(raw - isn[uf, fw]))
+                    has_seq[uf, fw] = True
+                seq_raw[uf, fw] = raw
+                seq_rel[uf, fw] = s
+                out_seq[u] = s
                 a = np.int64(0)
                 if is_ack:
-                    raw = tcp_ack[r]
-                    if has_ack[f, fw]:
-                        a = ack_rel[f, fw] + np.int64(np.int32(raw - ack_raw[f, fw]))
+                    raw = tcp_ack[ur]
+                    if has_ack[uf, fw]:
+                        a = ack_rel[uf, fw] + np.int64(np.int32(raw - ack_raw[uf, fw]))
                     else:
-                        a = np.int64(np.int32(raw - isn[f, rv]))
-                        has_ack[f, fw] = True
-                    ack_raw[f, fw] = raw
-                    ack_rel[f, fw] = a
-                    out_ack[i] = a
-                    n_blocks = min(opt_sack_count[r], 4)
+                        a = np.int64(np.int32(raw - isn[uf, rv]))
+                        has_ack[uf, fw] = True
+                    ack_raw[uf, fw] = raw
+                    ack_rel[uf, fw] = a
+                    out_ack[u] = a
+                    n_blocks = min(opt_sack_count[ur], 4)
                     if n_blocks > 0:
-                        b = sack_next[f, fw]
-                        sack_next[f, fw] = b + n_blocks
+                        b = sack_next[uf, fw]
+                        sack_next[uf, fw] = b + n_blocks
                         e = _entry(block_row, r, block_from[f])
                         block_from[f] = e + n_blocks
                         for j in range(n_blocks):
@@ -304,129 +307,134 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     if not is_ack:
                         if synack_idx[f] < 0:
                             syn_idx[f] = i
-                        mss[f, fw] = opt_mss
-                        sack_perm[f, fw] = opt_sack_perm
+                        mss[uf, fw] = opt_mss
+                        sack_perm[uf, fw] = opt_sack_perm
                         if opt_wscale < 0:
                             ws[f, 0] = -2
                             ws[f, 1] = -2
                         else:
-                            ws[f, fw] = opt
+                            ws[uf, fw] = opt
                         last_syn_time[f] = t
                     elif synack_idx[f] < 0:
                         synack_idx[f] = i
-                        mss[f, fw] = opt_mss
-                        sack_perm[f, fw] = opt_sack_perm
+                        mss[uf, fw] = opt_mss
+                        sack_perm[uf, fw] = opt_sack_perm
                         if opt_wscale < 0:
                             ws[f, 0] = -2
                             ws[f, 1] = -2
-                        elif ws[f, rv] == -2:
-                            ws[f, fw] = -2
+                        elif ws[uf, rv] == -2:
+                            ws[uf, fw] = -2
                         else:
-                            ws[f, fw] = opt
+                            ws[uf, fw] = opt
                 elif is_ack:
                     if first_rtt[f] == 0 and last_syn_time[f] >= 0:
                         first_rtt[f] = t - last_syn_time[f]
                     if fw == 0 and synack_idx[f] >= 0 and hsack_idx[f] < 0:
                         hsack_idx[f] = i
-                own = ws[f, fw]
-                out_win[i] = w << own if (own > 0 and not is_syn) else w
+                own = ws[uf, fw]
+                out_win[u] = w << own if (own > 0 and not is_syn) else w
 
                 if is_ack:
-                    valid_bif[f, rv] = True
+                    valid_bif[uf, rv] = True
 
                 ev = np.uint32(0)
                 # ZERO WINDOW PROBE
                 if (
                     ln == 1
-                    and has_nextseq[f, fw]
-                    and s == nextseq[f, fw]
-                    and has_win[f, rv]
-                    and win[f, rv] == 0
+                    and has_nextseq[uf, fw]
+                    and s == nextseq[uf, fw]
+                    and has_win[uf, rv]
+                    and win[uf, rv] == 0
                 ):
                     ev |= ZERO_WINDOW_PROBE
                 else:
                     if w == 0 and not syn_fin_rst:
                         ev |= ZERO_WINDOW
-                    if has_nextseq[f, fw] and s > nextseq[f, fw] and (fl & 0x04) == 0:
+                    if has_nextseq[uf, fw] and s > nextseq[uf, fw] and (fl & 0x04) == 0:
                         ev |= LOST_SEGMENT
-                        valid_bif[f, fw] = False
+                        valid_bif[uf, fw] = False
                     if (
                         (ln == 0 or ln == 1)
-                        and has_nextseq[f, fw]
-                        and s == nextseq[f, fw] - 1
+                        and has_nextseq[uf, fw]
+                        and s == nextseq[uf, fw] - 1
                         and (fl & 0x07) == 0
                     ):
                         ev |= KEEP_ALIVE
                     same_point = (
                         ln == 0
-                        and has_nextseq[f, fw]
-                        and s == nextseq[f, fw]
-                        and has_lastack[f, fw]
+                        and has_nextseq[uf, fw]
+                        and s == nextseq[uf, fw]
+                        and has_lastack[uf, fw]
                         and is_ack
-                        and a == lastack[f, fw]
+                        and a == lastack[uf, fw]
                         and not syn_fin_rst
                     )
-                    if same_point and w != 0 and (not has_win[f, fw] or w != win[f, fw]):
+                    if same_point and w != 0 and (not has_win[uf, fw] or w != win[uf, fw]):
                         ev |= WINDOW_UPDATE
-                    if ln > 0 and not syn_fin_rst and has_lastack[f, rv] and has_win[f, rv]:
+                    if ln > 0 and not syn_fin_rst and has_lastack[uf, rv] and has_win[uf, rv]:
                         # the peer's scale; its SYN windows are never scaled (RFC 7323 §2.2)
-                        sc = ws[f, rv]
+                        sc = ws[uf, rv]
                         if sc != -1:
-                            if sc < 0 or win_from_syn[f, rv]:
+                            if sc < 0 or win_from_syn[uf, rv]:
                                 sc = 0
                             # the right edge (tcp.window.window_headroom is this on demand)
-                            if lastack[f, rv] + (win[f, rv] << sc) == s + ln:
+                            if lastack[uf, rv] + (win[uf, rv] << sc) == s + ln:
                                 ev |= WINDOW_FULL
                     done = False
-                    repeated = same_point and has_win[f, fw] and w == win[f, fw]
-                    if repeated and w != 0 and lastsegflags[f, rv] & KEEP_ALIVE:
+                    repeated = same_point and has_win[uf, fw] and w == win[uf, fw]
+                    if repeated and w != 0 and lastsegflags[uf, rv] & KEEP_ALIVE:
                         ev |= KEEP_ALIVE_ACK
                         done = True
-                    if not done and repeated and w == 0 and lastsegflags[f, rv] & ZERO_WINDOW_PROBE:
+                    if (
+                        not done
+                        and repeated
+                        and w == 0
+                        and lastsegflags[uf, rv] & ZERO_WINDOW_PROBE
+                    ):
                         ev |= ZERO_WINDOW_PROBE_ACK
                         done = True
                     if not done and repeated and w != 0:
-                        if dupacknum[f, fw] == -1:
-                            dupacknum[f, fw] = 1
+                        if dupacknum[uf, fw] == -1:
+                            dupacknum[uf, fw] = 1
                         else:
-                            dupacknum[f, fw] += 1
+                            dupacknum[uf, fw] += 1
                         ev |= DUPLICATE_ACK
                 # finished_fwd: the ACK moved, so duplicate-ACK counting restarts
-                if not (has_lastack[f, fw] and is_ack and a == lastack[f, fw]):
-                    dupacknum[f, fw] = 0
+                if not (has_lastack[uf, fw] and is_ack and a == lastack[uf, fw]):
+                    dupacknum[uf, fw] = 0
 
                 # ACKED LOST PACKET: the ACK covers data the other direction was never seen to send
-                if is_ack and has_maxseqtba[f, rv] and a > maxseqtobeacked[f, rv]:
-                    if maxseqtobeacked[f, rv] > nextseq[f, rv]:
-                        maxseqtobeacked[f, rv] = nextseq[f, rv]
+                if is_ack and has_maxseqtba[uf, rv] and a > maxseqtobeacked[uf, rv]:
+                    if maxseqtobeacked[uf, rv] > nextseq[uf, rv]:
+                        maxseqtobeacked[uf, rv] = nextseq[uf, rv]
                         ev |= ACK_LOST_SEGMENT
                     else:
-                        if dupacknum[f, rv] == 0:
+                        if dupacknum[uf, rv] == 0:
                             ev |= ACK_LOST_SEGMENT
-                        dupacknum[f, rv] = -1
+                        dupacknum[uf, rv] = -1
 
                 # RETRANSMISSION / FAST RETRANSMISSION / OUT-OF-ORDER / SPURIOUS
                 if (ln > 0 or syn_fin) and not (ev & KEEP_ALIVE):
-                    not_advanced = has_nextseq[f, fw] and s < nextseq[f, fw]
-                    if ln > 1 and has_nextseq[f, fw] and nextseq[f, fw] - 1 == s:
+                    not_advanced = has_nextseq[uf, fw] and s < nextseq[uf, fw]
+                    if ln > 1 and has_nextseq[uf, fw] and nextseq[uf, fw] - 1 == s:
                         not_advanced = False
                     ooo_thres = first_rtt[f] if first_rtt[f] > 0 else OUT_OF_ORDER_DEFAULT_NS
                     end_flag = 1 if syn_fin else 0
                     if (
                         not_advanced
-                        and dupacknum[f, rv] >= 2
-                        and has_lastack[f, rv]
-                        and lastack[f, rv] == s
-                        and t - lastacktime[f, rv] < FAST_RETRANSMISSION_WINDOW_NS
+                        and dupacknum[uf, rv] >= 2
+                        and has_lastack[uf, rv]
+                        and lastack[uf, rv] == s
+                        and t - lastacktime[uf, rv] < FAST_RETRANSMISSION_WINDOW_NS
                     ):
                         ev |= FAST_RETRANSMISSION | RETRANSMISSION
                     elif (
                         not_advanced
-                        and t - nextseqtime[f, fw] < ooo_thres
-                        and nextseq[f, fw] != s + ln + end_flag
+                        and t - nextseqtime[uf, fw] < ooo_thres
+                        and nextseq[uf, fw] != s + ln + end_flag
                     ):
                         ev |= OUT_OF_ORDER
-                    elif ln > 0 and has_lastack[f, rv] and s + ln <= lastack[f, rv]:
+                    elif ln > 0 and has_lastack[uf, rv] and s + ln <= lastack[uf, rv]:
                         ev |= SPURIOUS_RETRANSMISSION | RETRANSMISSION
                     elif not_advanced:
                         ev |= RETRANSMISSION
@@ -435,48 +443,48 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 probe = (ev & ZERO_WINDOW_PROBE) != 0
                 end = s + ln + (1 if syn_fin else 0)
                 if end > s and not probe:
-                    if not has_nextseq[f, fw] or end > nextseq[f, fw]:
+                    if not has_nextseq[uf, fw] or end > nextseq[uf, fw]:
                         # new data (maybe partly resent): queue it for Karn's rule
                         q = i
                         q_next[q] = -1
-                        ambiguous = has_nextseq[f, fw] and s < nextseq[f, fw]
+                        ambiguous = has_nextseq[uf, fw] and s < nextseq[uf, fw]
                         q_state[q] = AMBIGUOUS if ambiguous else 0
-                        if q_tail[f, fw] >= 0:
-                            q_next[q_tail[f, fw]] = q
+                        if q_tail[uf, fw] >= 0:
+                            q_next[q_tail[uf, fw]] = q
                         else:
-                            q_head[f, fw] = q
-                        q_tail[f, fw] = q
+                            q_head[uf, fw] = q
+                        q_tail[uf, fw] = q
                     else:
                         # sent again: every queued segment it overlaps is now ambiguous (Karn)
-                        e = q_head[f, fw]
+                        e = q_head[uf, fw]
                         while e >= 0 and out_seq[e] < end:
                             if _end_of(e, out_seq, out_len, out_flags) > s:
                                 q_state[e] |= AMBIGUOUS
                             e = q_next[e]
-                if (not has_nextseq[f, fw] or end > nextseq[f, fw]) and not probe:
-                    if not has_nextseq[f, fw]:
-                        first_seq[f, fw] = s
-                    nextseq[f, fw] = end
-                    has_nextseq[f, fw] = True
-                    nextseqtime[f, fw] = t
-                if (not has_maxseqtba[f, fw] or s == maxseqtobeacked[f, fw]) and not probe:
-                    maxseqtobeacked[f, fw] = nextseq[f, fw]
-                    has_maxseqtba[f, fw] = True
+                if (not has_nextseq[uf, fw] or end > nextseq[uf, fw]) and not probe:
+                    if not has_nextseq[uf, fw]:
+                        first_seq[uf, fw] = s
+                    nextseq[uf, fw] = end
+                    has_nextseq[uf, fw] = True
+                    nextseqtime[uf, fw] = t
+                if (not has_maxseqtba[uf, fw] or s == maxseqtobeacked[uf, fw]) and not probe:
+                    maxseqtobeacked[uf, fw] = nextseq[uf, fw]
+                    has_maxseqtba[uf, fw] = True
 
                 if is_ack:
                     # RTT (RFC 6298 Karn): an ACK that advances times the newest segment it covers,
                     # unless a segment in the newly covered range was sent more than once
-                    if not has_maxack[f, fw] or a > maxack[f, fw]:
+                    if not has_maxack[uf, fw] or a > maxack[uf, fw]:
                         newest = -1
                         clean = True
-                        e = q_head[f, rv]
+                        e = q_head[uf, rv]
                         while e >= 0 and _end_of(e, out_seq, out_len, out_flags) <= a:
                             newest = e
                             clean = clean and (q_state[e] & AMBIGUOUS) == 0
                             e = q_next[e]
-                        q_head[f, rv] = e
+                        q_head[uf, rv] = e
                         if e < 0:
-                            q_tail[f, rv] = -1
+                            q_tail[uf, rv] = -1
                         if newest >= 0 and clean and t >= out_time[newest]:
                             rtt_ack[rtt_base + n_rtt] = i
                             rtt_sent[rtt_base + n_rtt] = newest
@@ -484,13 +492,13 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     # SACK (RFC 2018 §4): the first block ends at the most recently received segment
                     if n_blocks > 0 and blocks[0, 1] > a:
                         right = blocks[0, 1]
-                        e = sack_cursor[f, rv]
+                        e = sack_cursor[uf, rv]
                         if e < 0 or _end_of(e, out_seq, out_len, out_flags) > right:
-                            e = q_head[f, rv]
+                            e = q_head[uf, rv]
                         while e >= 0 and _end_of(e, out_seq, out_len, out_flags) < right:
                             e = q_next[e]
                         if e >= 0:
-                            sack_cursor[f, rv] = e
+                            sack_cursor[uf, rv] = e
                             end_e = _end_of(e, out_seq, out_len, out_flags)
                             if end_e == right and q_state[e] == 0:
                                 q_state[e] = SACKED
@@ -500,40 +508,40 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                                     n_rtt += 1
 
                 if (fl & 0x06) == 0:
-                    if w == 0 and zw_open[f, fw] < 0:
-                        zw_open[f, fw] = i
-                    elif w != 0 and zw_open[f, fw] >= 0:
-                        zw[zw_base + n_zw, 0] = zw_open[f, fw]
+                    if w == 0 and zw_open[uf, fw] < 0:
+                        zw_open[uf, fw] = i
+                    elif w != 0 and zw_open[uf, fw] >= 0:
+                        zw[zw_base + n_zw, 0] = zw_open[uf, fw]
                         zw[zw_base + n_zw, 1] = i
                         zw[zw_base + n_zw, 2] = 1
                         n_zw += 1
-                        zw_open[f, fw] = -1
-                last_row[f, fw] = i
-                win[f, fw] = w
-                has_win[f, fw] = True
-                win_from_syn[f, fw] = is_syn
+                        zw_open[uf, fw] = -1
+                last_row[uf, fw] = i
+                win[uf, fw] = w
+                has_win[uf, fw] = True
+                win_from_syn[uf, fw] = is_syn
                 if is_ack:
-                    lastack[f, fw] = a
-                    has_lastack[f, fw] = True
-                    if not has_maxack[f, fw] or a > maxack[f, fw]:
-                        maxack[f, fw] = a
-                        has_maxack[f, fw] = True
-                    sacks[f, fw] = n_blocks
+                    lastack[uf, fw] = a
+                    has_lastack[uf, fw] = True
+                    if not has_maxack[uf, fw] or a > maxack[uf, fw]:
+                        maxack[uf, fw] = a
+                        has_maxack[uf, fw] = True
+                    sacks[uf, fw] = n_blocks
                     for j in range(n_blocks):
                         sack_lo[f, fw, j] = blocks[j, 0]
                         sack_hi[f, fw, j] = blocks[j, 1]
                 else:
-                    has_lastack[f, fw] = False
-                lastacktime[f, fw] = t
-                lastsegflags[f, fw] = ev
+                    has_lastack[uf, fw] = False
+                lastacktime[uf, fw] = t
+                lastsegflags[uf, fw] = ev
 
                 # bytes in flight after this data segment: highest sequence sent minus the peer's
                 # highest ACK, minus what the peer holds according to its last SACK blocks
-                if ln > 0 and valid_bif[f, fw]:
-                    low = maxack[f, rv] if has_maxack[f, rv] else first_seq[f, fw]
-                    top = nextseq[f, fw]
+                if ln > 0 and valid_bif[uf, fw]:
+                    low = maxack[uf, rv] if has_maxack[uf, rv] else first_seq[uf, fw]
+                    top = nextseq[uf, fw]
                     flight = top - low
-                    for j in range(sacks[f, rv]):
+                    for j in range(sacks[uf, rv]):
                         lo = max(sack_lo[f, rv, j], low)
                         hi = min(sack_hi[f, rv, j], top)
                         if hi > lo:
@@ -541,33 +549,33 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     if syn_fin:
                         flight -= 1
                     if 0 < flight < 2**31:  # Wireshark also drops absurd values (> 2e9)
-                        bif[i] = flight
-                events[i] = ev
+                        bif[u] = flight
+                events[u] = ev
 
                 # Flows summaries: data range and re-sent data (the rule of tcp.resent.resent)
                 if ln > 0:
                     data_end = s + ln
-                    if has_data[f, fw]:
-                        again = s < data_hi[f, fw] or (ev & RETRANSMISSION) != 0
-                        data_lo[f, fw] = min(data_lo[f, fw], s)
-                        data_hi[f, fw] = max(data_hi[f, fw], data_end)
+                    if has_data[uf, fw]:
+                        again = s < data_hi[uf, fw] or (ev & RETRANSMISSION) != 0
+                        data_lo[uf, fw] = min(data_lo[uf, fw], s)
+                        data_hi[uf, fw] = max(data_hi[uf, fw], data_end)
                     else:
                         again = (ev & RETRANSMISSION) != 0
-                        data_lo[f, fw] = s
-                        data_hi[f, fw] = data_end
-                        has_data[f, fw] = True
+                        data_lo[uf, fw] = s
+                        data_hi[uf, fw] = data_end
+                        has_data[uf, fw] = True
                     again = again and (ev & (KEEP_ALIVE | ZERO_WINDOW_PROBE)) == 0
-                    out_resent[i] = again
+                    out_resent[u] = again
                     if again:
-                        resent_n[f, fw] += 1
+                        resent_n[uf, fw] += 1
                 else:
-                    out_resent[i] = False
+                    out_resent[u] = False
                 if fl & 0x01:
                     fin_rst[f] |= 1
                 if fl & 0x04:
                     fin_rst[f] |= 2
-                if opt_has_ts[r]:
-                    has_ts[f, fw] = True
+                if opt_has_ts[ur]:
+                    has_ts[uf, fw] = True
                 if prev_i < 0:
                     lo_t = t
                     hi_t = t
