@@ -322,8 +322,9 @@ def label_flows(  # type: ignore[no-untyped-def]
     gather_codes, codes, n_factors, merge,
 ):  # fmt: skip
     """Label every chosen connection (flow rows, ascending) at once, in parallel across
-    connections: each writes its intervals from its own row ``bound[c]`` on, adds them up per
-    factor and (``merge``) merges their runs (``_summarise``); then the blocks are packed.
+    connections: each labels its intervals (at most ``bound[c + 1] - bound[c]``), adds them up
+    per factor, (``merge``) merges their runs (``_summarise``) and writes what it keeps from
+    row ``bound[c]`` on; then the blocks are packed.
     Returns the intervals (``timeline.Intervals``' columns), where each connection's begin, and
     per connection and factor the labelled seconds and the number of intervals. ``flows`` =
     (id, start_ns, syn_ns, handshake_ack_ns, first_frame, handshake_syn_rtt_ns,
@@ -363,9 +364,22 @@ def label_flows(  # type: ignore[no-untyped-def]
         syn_s = (syn_ns[f] - origin) / 1e9 if syn_ns[f] >= 0 else np.nan
         est_s = (est_ns[f] - origin) / 1e9 if est_ns[f] >= 0 else np.nan
         first = np.int64(first_frame[f])
+        # The connection's intervals go to memory of its own, which the allocator hands out
+        # again to the next connection (warm), and only its runs to ``out``: writing every
+        # interval there touched ~45 B of fresh pages per labelled segment.
+        size = bound[c + 1] - bound[c]
+        own = (
+            np.empty(size, np.int64), np.empty(size), np.empty(size), np.empty(size, np.int8),
+            np.empty(size, np.int64), np.empty(size, np.int64), np.empty(size),
+        )  # fmt: skip
         end = label_connection(tx0, tx1, fid[f], (start_ns[f] - origin) / 1e9, syn_s, est_s, hs,
-                               first, first, codes, out, bound[c])  # fmt: skip
-        written[c] = _summarise(out, bound[c], end, seconds[c], counts[c], merge)
+                               first, first, codes, own, 0)  # fmt: skip
+        kept = _summarise(own, 0, end, seconds[c], counts[c], merge)
+        for i in range(kept):
+            j = bound[c] + i
+            out[0][j], out[1][j], out[2][j], out[3][j] = own[0][i], own[1][i], own[2][i], own[3][i]
+            out[4][j], out[5][j], out[6][j] = own[4][i], own[5][i], own[6][i]
+        written[c] = kept
     # Close the gaps between the connections' blocks.
     starts = np.zeros(chosen.size + 1, np.int64)
     for c in range(chosen.size):
