@@ -60,7 +60,7 @@ class FlowFacts:
     rtt_count: I64
     rtt_ack: I32  # Segments row of the acknowledging packet ...
     rtt_sent: I32  # ... and of the data segment it times
-    zero_windows: I64  # (k, 3): first zero-window row, reopening (or last) row, reopened
+    zero_windows: I32  # (k, 3): first zero-window row, reopening (or last) row, reopened
     idle_before: I32  # Segments rows around silences longer than IDLE_GAP_MIN_NS
     idle_after: I32
 
@@ -97,7 +97,7 @@ def build_segments(
     # receive rows are ever touched, so the generous sizes cost address space, not memory
     rtt_ack = empty(2 * n, np.int32)
     rtt_sent = empty(2 * n, np.int32)
-    zw = empty(3 * n, np.int64).reshape(n, 3)
+    zw = empty(3 * n, np.int32).reshape(n, 3)
     idle = empty(2 * n, np.int32).reshape(n, 2)
     r = flow_events(
         layout.chunks,
@@ -160,9 +160,10 @@ def build_segments(
     zw_rows = _offsets(n_zw)
     idle_rows = _offsets(n_idle)
     before, after = _compact2(idle[:, 0], idle[:, 1], first_row, idle_rows)
-    spans = np.empty((int(zw_rows[-1]), 3), np.int64)
-    for j in range(3):
-        _compact(zw[:, j], first_row, zw_rows, spans[:, j])
+    columns = [np.empty(int(zw_rows[-1]), np.int32) for _ in range(3)]
+    for j in range(3):  # contiguous int32, like the idle gaps': one compiled _compact for both
+        _compact(zw[:, j], first_row, zw_rows, columns[j])
+    spans = np.stack(columns, axis=1)
     facts = FlowFacts(
         first_ns=first_ns,
         last_ns=last_ns,

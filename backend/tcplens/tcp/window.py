@@ -23,7 +23,7 @@ I64 = npt.NDArray[np.int64]
 HEADROOM_LIMIT = 2**31 - 1  # the result is int32
 
 
-def zero_window_spans(seg: Segments, spans: I64) -> ZeroWindowSpans:
+def zero_window_spans(seg: Segments, spans: I32) -> ZeroWindowSpans:
     """Spans in which one direction advertised a zero window (SYN and RST windows excluded).
 
     ``spans`` rows are (first zero-window row, end row, reopened) as the per-packet pass
