@@ -244,7 +244,7 @@ def analyse_capture(
 
     if on_stage is not None:
         on_stage("analysing")
-    analysis = analyze_tcp(capture.packets)
+    analysis = analyze_tcp(capture.packets, capture.info.first_ts_ns)
     if on_stage is not None:
         on_stage("diagnosing")
     diagnosis = diagnose(capture, analysis)

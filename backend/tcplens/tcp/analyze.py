@@ -23,13 +23,16 @@ from tcplens.tcp.window import idle_gaps, zero_window_spans
 I64 = npt.NDArray[np.int64]
 
 
-def analyze_tcp(packets: PacketTable) -> TcpAnalysis:
+def analyze_tcp(packets: PacketTable, start_ns: int | None = None) -> TcpAnalysis:
     """Analyse every TCP flow of a capture (see :mod:`tcplens.tcp.model` for the result).
 
     Non-TCP, malformed and undecoded packets are ignored; a capture without TCP gives empty
     tables. ``backend/tests/tcp`` has small synthetic captures that show each rule.
+    ``start_ns`` is the capture's earliest packet time when the caller knows it (the reader's
+    ``CaptureInfo.first_ts_ns``), which saves a pass over every packet's time.
     """
-    start_ns = int(packets.ts_ns.min()) if len(packets) else 0
+    if start_ns is None:
+        start_ns = int(packets.ts_ns.min()) if len(packets) else 0
     # scratch shared by the passes: first one value per packet for the flow assignment, then
     # two per TCP packet for the per-flow passes (its pages are touched once for all of them)
     scratch = empty(2 * len(packets), np.int32)

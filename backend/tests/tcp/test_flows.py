@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tcplens.capture import read_capture
 from tcplens.capture.table import ACK, FIN, SYN
 from tcplens.tcp.analyze import analyze_tcp
+from tests.capture.shared_captures import LAB, PRACTICAL, shared_files
 from tests.tcp.synthetic import CLIENT, SERVER, Seg, handshake, table
 
 OTHER = (bytes([0] * 10 + [0xFF, 0xFF, 10, 0, 0, 3]), 5555)
@@ -105,3 +108,16 @@ def test_thousands_of_connections_keep_first_packet_order() -> None:
     assert f.first_frame.tolist() == list(range(1, n + 1))
     assert f.client_port.tolist() == [1024 + (i * 7919) % 60000 for i in range(n)]
     assert f.packets[0] == 2
+
+
+@pytest.mark.parametrize(
+    "path", shared_files(LAB, "*.pcap") + shared_files(PRACTICAL, "*.pcapng"), ids=lambda p: p.name
+)
+def test_capture_start_is_the_earliest_packet_whoever_computes_it(path) -> None:  # type: ignore[no-untyped-def]
+    """The report passes the reader's first timestamp (no pass over every packet's time); it is
+    the earliest packet's time, as analyze_tcp finds it on its own."""
+    capture = read_capture(path)
+    earliest = int(capture.packets.ts_ns.min())
+    assert capture.info.first_ts_ns == earliest
+    assert analyze_tcp(capture.packets).capture_start_ns == earliest
+    assert analyze_tcp(capture.packets, capture.info.first_ts_ns).capture_start_ns == earliest
