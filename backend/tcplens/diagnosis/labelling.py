@@ -19,7 +19,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from tcplens.diagnosis.search import _is_sorted, interp, search_shifted, searchsorted
+from tcplens.diagnosis.search import (
+    _is_sorted,
+    interp,
+    search_ascending,
+    search_shifted,
+)
 
 # A round trip counts as inflated by queueing when it exceeds the smallest one by a quarter, and by
 # at least 2 ms (timer and scheduling noise of the hosts). A 60 ms queue on a 30 ms path is +200%;
@@ -192,7 +197,7 @@ def nagle_stalls(  # type: ignore[no-untyped-def]
     for i in range(k):
         run = max(run, seq_end[i])
         high[i] = run
-    q = searchsorted(ack_cum, high, False)
+    q = search_ascending(ack_cum, high, False)  # (high: a running maximum)
     far_side = max(base_rtt - lag, 0.0)  # capture point -> receiver -> capture point
     tolerance = max(0.002, 0.1 * base_rtt)
     for i in range(k):
@@ -297,7 +302,7 @@ def label_transfer(  # type: ignore[no-untyped-def]
     episodes = 0
     if n_rtx:
         r_t = t[rtx_idx]
-        k_rec = searchsorted(ack_cum, high_all[rtx_idx], False)
+        k_rec = search_ascending(ack_cum, high_all[rtx_idx], False)  # (a running maximum's)
         end = np.empty(n_rtx)
         reach = -np.inf
         for r in range(n_rtx):

@@ -111,6 +111,23 @@ def searchsorted(arr, keys, right):  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True)
+def search_ascending(arr, keys, right):  # type: ignore[no-untyped-def]
+    """``searchsorted(arr, keys, right)``, exactly, for ``keys`` the caller knows are ascending
+    (a running maximum): on a sorted ``arr`` the answers only move forward, and one walk over
+    ``arr`` finds them all; otherwise ``searchsorted``."""
+    if not _is_sorted(arr):
+        return searchsorted(arr, keys, right)
+    out = np.empty(keys.size, np.int64)
+    n = arr.size
+    p = 0
+    for i in range(keys.size):
+        while p < n and _before(arr[p], keys[i], right):
+            p += 1
+        out[i] = p
+    return out
+
+
+@numba.njit(cache=True)
 def search_shifted(arr, arr_sorted, x, x_sorted, a, b, right, offset):  # type: ignore[no-untyped-def]
     """``searchsorted(arr, (x + a) + b, right) + offset``, exactly, without the keys' array.
 
