@@ -317,7 +317,7 @@ def _run(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         n1 += d
         s0 += blocks * (1 - d)
         s1 += blocks * d
-        tag[r] = 2 * c + d
+        tag[np.uint64(r)] = 2 * c + d  # unsigned index: no negative-index wraparound
         r += 1
     _store(counts, j, n0, n1, s0, s1)
     return r, w, n_event

@@ -121,7 +121,7 @@ def _scatter_part(  # type: ignore[no-untyped-def]  # pragma: no cover - compile
     u = 0
     fl = 0
     for r in range(lo, hi):
-        t = tag[r]
+        t = tag[np.uint64(r)]  # unsigned indices: no negative-index wraparound
         if t < 0:
             continue
         c = t >> 1
@@ -136,6 +136,7 @@ def _scatter_part(  # type: ignore[no-untyped-def]  # pragma: no cover - compile
             i = piece_at[q]
             fl = piece_flip[q]
             u = piece_row[piece_next[q]] if piece_next[q] >= 0 else hi
-        out_rows[i] = r
-        out_dir[i] = (t & 1) ^ fl
+        at_u = np.uint64(i)
+        out_rows[at_u] = r
+        out_dir[at_u] = (t & 1) ^ fl
         i += 1

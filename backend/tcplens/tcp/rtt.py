@@ -166,7 +166,7 @@ def _timestamp_pairs(  # type: ignore[no-untyped-def]  # pragma: no cover - comp
     mono = True
     last = np.uint32(0)
     for r in range(s_lo, s_hi):  # first row of each TSval of the sender
-        pk = frame[r] - 1  # PacketTable row
+        pk = np.uint64(frame[r]) - np.uint64(1)  # PacketTable row (unsigned: no wraparound)
         if has_ts[pk]:
             v = ts_val[pk]
             if ns > 0 and v < last:
@@ -178,7 +178,7 @@ def _timestamp_pairs(  # type: ignore[no-untyped-def]  # pragma: no cover - comp
                 last = v
     if mono:
         for r in range(e_lo, e_hi):  # first row of each echoed value (0: nothing echoed)
-            pk = frame[r] - 1
+            pk = np.uint64(frame[r]) - np.uint64(1)
             if has_ts[pk] and ts_ecr[pk] != 0:
                 v = ts_ecr[pk]
                 if ne > 0 and v < last:
@@ -416,13 +416,14 @@ def _write(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 rt = time_ns[a] - time_ns[s]
                 if rt < 0:
                     continue
-                flow[o] = f
-                sent_dir[o] = 0 if s < lo1 else 1
-                kind_of[o] = kind
-                t_of[o] = time_ns[a]
-                rtt_of[o] = rt
-                ack_frame[o] = frame[a]
-                sent_frame[o] = frame[s]
+                u = np.uint64(o)  # unsigned: numba adds no negative-index wraparound per store
+                flow[u] = f
+                sent_dir[u] = 0 if s < lo1 else 1
+                kind_of[u] = kind
+                t_of[u] = time_ns[a]
+                rtt_of[u] = rt
+                ack_frame[u] = frame[a]
+                sent_frame[u] = frame[s]
                 o += 1
 
 
