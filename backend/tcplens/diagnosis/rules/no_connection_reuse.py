@@ -66,9 +66,14 @@ def detect(ctx: Context) -> list[Finding]:
         later = members[1:]
         ids = fx.id[members]
         paid = float(handshake[later].sum())
-        restart = sum(slow.get(int(i), 0.0) for i in fx.id[later].tolist())
+        # Only labelled flows have slow-start time (at most MAX_LABELLED_CONNECTIONS of a chain
+        # of up to every flow): the sum over those, in the chain's order, is the sum over all
+        # (the others add 0.0, which changes no sum that starts from 0.0).
+        later_ids = fx.id[later]
+        timed = later_ids[np.isin(later_ids, np.fromiter(slow, np.int64, len(slow)))]
+        restart = sum((slow[i] for i in timed.tolist()), 0.0)
         lost = paid + restart
-        flows = tuple(int(i) for i in ids.tolist())
+        flows = tuple(ids.tolist())
         ctx.claimed_by_setup.update(flows)
         first, last = int(members[0]), int(members[-1])
         client = address_text(fx.client_addr[first])
