@@ -288,11 +288,13 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                         block_from[f] = e + n_blocks
                         for j in range(n_blocks):
                             # edges relative to this ACK: 32-bit differences (RFC 1982)
-                            left = np.int32(block_left[e + j] - raw)
-                            right = np.int32(block_right[e + j] - raw)
-                            out_sack_row[b + j] = i
-                            out_sack_left[b + j] = left
-                            out_sack_right[b + j] = right
+                            ej = np.uint64(e + j)
+                            bj = np.uint64(b + j)
+                            left = np.int32(block_left[ej] - raw)
+                            right = np.int32(block_right[ej] - raw)
+                            out_sack_row[bj] = i
+                            out_sack_left[bj] = left
+                            out_sack_right[bj] = right
                             blocks[j, 0] = a + np.int64(left)
                             blocks[j, 1] = a + np.int64(right)
 
@@ -446,9 +448,9 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     if not has_nextseq[uf, fw] or end > nextseq[uf, fw]:
                         # new data (maybe partly resent): queue it for Karn's rule
                         q = i
-                        q_next[q] = -1
+                        q_next[u] = -1
                         ambiguous = has_nextseq[uf, fw] and s < nextseq[uf, fw]
-                        q_state[q] = AMBIGUOUS if ambiguous else 0
+                        q_state[u] = AMBIGUOUS if ambiguous else 0
                         if q_tail[uf, fw] >= 0:
                             q_next[q_tail[uf, fw]] = q
                         else:
@@ -528,8 +530,8 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                         has_maxack[uf, fw] = True
                     sacks[uf, fw] = n_blocks
                     for j in range(n_blocks):
-                        sack_lo[f, fw, j] = blocks[j, 0]
-                        sack_hi[f, fw, j] = blocks[j, 1]
+                        sack_lo[uf, fw, j] = blocks[j, 0]
+                        sack_hi[uf, fw, j] = blocks[j, 1]
                 else:
                     has_lastack[uf, fw] = False
                 lastacktime[uf, fw] = t
@@ -542,8 +544,8 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     top = nextseq[uf, fw]
                     flight = top - low
                     for j in range(sacks[uf, rv]):
-                        lo = max(sack_lo[f, rv, j], low)
-                        hi = min(sack_hi[f, rv, j], top)
+                        lo = max(sack_lo[uf, rv, j], low)
+                        hi = min(sack_hi[uf, rv, j], top)
                         if hi > lo:
                             flight -= hi - lo
                     if syn_fin:
