@@ -32,6 +32,7 @@ from tcplens.capture.records import (
     STOP_NEED_MORE,
     DecodeChunk,
     chunks_from_marks,
+    joined_marks,
 )
 from tcplens.capture.table import I64, U8
 
@@ -201,13 +202,7 @@ def walk_pcap(
         pos = int(ends[index])
         if stops[index] != _REACHED:
             break
-    mark_row = np.concatenate(
-        [first + mark_every * np.arange(-(-n // mark_every)) for first, n, _ in segments]
-        + [np.array([row])]
-    ).astype(np.int64)
-    mark_pos = np.concatenate(
-        [m[: -(-n // mark_every)] for _, n, m in segments] + [np.zeros(0, np.int64)]
-    )
+    mark_row, mark_pos = joined_marks(segments, row, mark_every)
     stop, info = int(stops[index]), int(infos[index])
     return PcapWalk(row, pos, stop, info, mark_row, mark_pos, redone)
 

@@ -37,7 +37,7 @@ from tcplens.capture.pcapng import (
     SPB,
     units_to_ns,
 )
-from tcplens.capture.records import MAX_RECORD, DecodeChunk, chunks_from_marks
+from tcplens.capture.records import MAX_RECORD, DecodeChunk, chunks_from_marks, joined_marks
 from tcplens.capture.table import I64, U8, U16, U32
 
 MARK_EVERY = 16384  # packet blocks between two kept positions
@@ -254,16 +254,12 @@ def walk_pcapng(
         if first != pos:  # a wrong guess: the serial walk reads on from here
             break
         n = int(counts[j])
-        taken.append((rows, n, marks[j, : -(-n // mark_every)]))
+        taken.append((rows, n, marks[j]))
         rows += n
         pos = int(ends[j])
         if stops[j] != _REACHED:
             break
-    mark_row = np.concatenate(
-        [first + mark_every * np.arange(-(-n // mark_every)) for first, n, _ in taken]
-        + [np.array([rows])]
-    ).astype(np.int64)
-    mark_pos = np.concatenate([m for _, _, m in taken] + [np.zeros(0, np.int64)])
+    mark_row, mark_pos = joined_marks(taken, rows, mark_every)
     return PcapngWalk(
         start, rows, min(pos, end), mark_row, mark_pos, big, section_base, if_tsresol, if_tsoffset
     )

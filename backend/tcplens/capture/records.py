@@ -103,6 +103,20 @@ class IndexedRecords:
         return chunks
 
 
+def joined_marks(parts: list[tuple[int, int, I64]], rows: int, mark_every: int) -> tuple[I64, I64]:
+    """The marks of a walk done in parts: ``parts`` holds each part's (first row, rows, the
+    positions it kept every ``mark_every`` rows), in order; ``rows`` is the walk's row count.
+    Returns ``(mark_row, mark_pos)`` as ``chunks_from_marks`` reads them."""
+    mark_row = np.concatenate(
+        [first + mark_every * np.arange(-(-n // mark_every)) for first, n, _ in parts]
+        + [np.array([rows])]
+    ).astype(np.int64)
+    mark_pos = np.concatenate(
+        [positions[: -(-n // mark_every)] for _, n, positions in parts] + [np.zeros(0, np.int64)]
+    )
+    return mark_row, mark_pos
+
+
 def chunks_from_marks(mark_row: I64, mark_pos: I64, out: I64, chunk_rows: int) -> list[DecodeChunk]:
     """Chunks of ≤ ``chunk_rows`` rows (or one mark's rows) starting at marks, in parts from mark
     to mark: ``mark_row[j]``/``mark_pos[j]`` are the row and position of a record the walk kept
