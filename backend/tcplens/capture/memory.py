@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import itertools
 import mmap
 import os
 import sys
@@ -76,21 +77,44 @@ def _populate(address: int, nbytes: int) -> None:
         _can_populate = False  # Linux < 5.14; ENOMEM: the first touches will meet it
 
 
-def _populate_parallel(address: int, nbytes: int) -> None:
-    """Populate on every core: the caller waits for the memory anyway, and the kernel's page
-    allocation scales across cores (0.36 ns/B each)."""
-    cores = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, 4)
-    if cores == 1 or nbytes < _PARALLEL_MIN:
+def _cores() -> int:
+    """The cores this process may run on (at most 4: beyond, populating is bandwidth-bound)."""
+    return min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, 4)
+
+
+def _parts(address: int, nbytes: int, count: int) -> list[tuple[int, int]]:
+    """``(address, nbytes)`` of ``count`` page-aligned parts covering the range, none empty."""
+    pages = -(-nbytes // mmap.PAGESIZE)
+    bounds = [address + pages * i // count * mmap.PAGESIZE for i in range(count)]
+    bounds.append(address + nbytes)
+    return [(start, end - start) for start, end in itertools.pairwise(bounds) if end > start]
+
+
+def _populate_parallel(address: int, nbytes: int, cores: int) -> None:
+    """Populate on ``cores`` cores: the caller waits for the memory anyway, and the kernel's
+    page allocation scales across cores (0.36 ns/B each).
+
+    Every thread is started before any part is populated, then all are released at once: a
+    populate holds the mm's ``mmap_lock`` (for reading) from start to end, and starting a thread
+    maps its stack (``mmap_lock`` for writing), so a thread started while another part populates
+    waits for that part to finish — the parts then ran one after the other (the 5M-packet
+    arena, 280 MB: 0.096-0.107 s wall = system time; started first: 0.048-0.061 s wall).
+    """
+    parts = _parts(address, nbytes, cores if nbytes >= _PARALLEL_MIN else 1)
+    if len(parts) == 1:
         _populate(address, nbytes)
         return
-    part = -(-nbytes // cores) // mmap.PAGESIZE * mmap.PAGESIZE
-    threads = [
-        threading.Thread(target=_populate, args=(address + start, min(part, nbytes - start)))
-        for start in range(part, nbytes, part)
-    ]
+    released = threading.Event()
+
+    def populate_when_released(start: int, size: int) -> None:
+        released.wait()
+        _populate(start, size)
+
+    threads = [threading.Thread(target=populate_when_released, args=part) for part in parts[1:]]
     for thread in threads:
         thread.start()
-    _populate(address, part)
+    released.set()
+    _populate(*parts[0])
     for thread in threads:
         thread.join()
 
@@ -110,7 +134,7 @@ def anonymous_memory(nbytes: int, *, populate: bool = False) -> U8:
     memory = np.frombuffer(mapping, np.uint8)
     _live[memory.ctypes.data] = mapping
     if populate and _can_populate:
-        _populate_parallel(memory.ctypes.data, nbytes)
+        _populate_parallel(memory.ctypes.data, nbytes, _cores())
     if populate and not _can_populate:
         memory[:: mmap.PAGESIZE] = 0  # no MADV_POPULATE_WRITE: touch each page once
     return memory

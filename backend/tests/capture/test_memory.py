@@ -6,9 +6,11 @@ page (``getrusage``): populated memory takes none, memory faulted by first touch
 
 from __future__ import annotations
 
+import itertools
 import mmap
 import resource
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -77,3 +79,46 @@ def test_without_madv_populate_write_pages_are_touched_once(
     assert not array.any()
     if sys.platform == "linux":
         assert faults_writing(array) < 48 * MIB // mmap.PAGESIZE // 100
+
+
+@pytest.mark.parametrize("cores", [2, 3, 4])
+def test_parts_are_populated_at_once_by_threads_started_before_any_populates(
+    monkeypatch: pytest.MonkeyPatch, cores: int
+) -> None:
+    """By construction, not by timing: a thread started while another part is inside its
+    populate would wait for it (the stack's mmap needs the mmap_lock the populate holds), so
+    every start must come before the first populate, and all parts must be inside at once."""
+    events: list[tuple[str, int, int]] = []
+    together = threading.Barrier(cores, timeout=10)  # broken unless all parts populate at once
+
+    def populate(address: int, nbytes: int) -> None:
+        events.append(("populate", address, nbytes))
+        together.wait()
+
+    class Thread(threading.Thread):
+        def start(self) -> None:
+            events.append(("start", 0, 0))
+            super().start()
+
+    monkeypatch.setattr(memory, "_populate", populate)
+    monkeypatch.setattr(memory.threading, "Thread", Thread)
+    address, nbytes = 1 << 40, 64 * MIB + 5 * mmap.PAGESIZE + 7
+    memory._populate_parallel(address, nbytes, cores)
+
+    kinds = [kind for kind, _, _ in events]
+    assert kinds == ["start"] * (cores - 1) + ["populate"] * cores
+    assert not together.broken
+    parts = sorted((start, size) for kind, start, size in events if kind == "populate")
+    assert parts[0][0] == address and sum(size for _, size in parts) == nbytes
+    for (start, size), (following, _) in itertools.pairwise(parts):
+        assert start + size == following and size % mmap.PAGESIZE == 0
+    assert min(size for _, size in parts) >= nbytes // cores - mmap.PAGESIZE  # none empty
+
+
+def test_a_small_range_is_populated_in_one_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[int, int]] = []
+    monkeypatch.setattr(
+        memory, "_populate", lambda address, nbytes: calls.append((address, nbytes))
+    )
+    memory._populate_parallel(4096, memory._PARALLEL_MIN - 1, 4)
+    assert calls == [(4096, memory._PARALLEL_MIN - 1)]
