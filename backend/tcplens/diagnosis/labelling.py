@@ -20,6 +20,7 @@ import numba
 import numpy as np
 
 from tcplens.diagnosis.search import (
+    _ascending,
     _is_sorted,
     interp,
     search_ascending,
@@ -85,9 +86,18 @@ def _smoothed(vs):  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True)
-def _add_rtt_part(out, query, query_sorted, ts, vs, smooth, default):  # type: ignore[no-untyped-def]
+def _rtt_part(ts, vs):  # type: ignore[no-untyped-def]
+    """A part's samples as ``rtt_at`` interpolates them: times, values, their 3-sample running
+    minimum (``_smoothed``) and whether the interpolation's times ascend (``interp``'s walk).
+    Made once per transfer: the labelling asks three times."""
+    return ts, vs, _smoothed(vs), _ascending(ts[1:-1])
+
+
+@numba.njit(cache=True)
+def _add_rtt_part(out, query, query_sorted, samples, default):  # type: ignore[no-untyped-def]
+    ts, vs, smooth, ascending = samples
     if vs.size >= 3:
-        part = interp(query, ts[1:-1], smooth, query_sorted)
+        part = interp(query, ts[1:-1], smooth, query_sorted and ascending)
         for i in range(out.size):
             out[i] += part[i]
     elif vs.size:
@@ -107,19 +117,17 @@ def rtt_at(query, rtt_t, rtt_s, echo_t, echo_s, lag, base_rtt):  # type: ignore[
     Each part is interpolated from its samples; a 3-sample running minimum takes out isolated
     delayed ACKs (a receiver may hold an ACK 40-200 ms), which are not queueing.
     """
-    return _rtt_at(query, _is_sorted(query), rtt_t, rtt_s, _smoothed(rtt_s), echo_t, echo_s,
-                   _smoothed(echo_s), lag, base_rtt)  # fmt: skip
+    return _rtt_at(query, _is_sorted(query), _rtt_part(rtt_t, rtt_s), _rtt_part(echo_t, echo_s),
+                   lag, base_rtt)  # fmt: skip
 
 
 @numba.njit(cache=True)
-def _rtt_at(  # type: ignore[no-untyped-def]
-    query, query_sorted, rtt_t, rtt_s, rtt_smooth, echo_t, echo_s, echo_smooth, lag, base_rtt
-):
-    """``rtt_at`` with the parts' samples already smoothed (``_smoothed``: the labelling asks
-    three times per transfer) and the queries' order known."""
+def _rtt_at(query, query_sorted, rtt, echo, lag, base_rtt):  # type: ignore[no-untyped-def]
+    """``rtt_at`` with the parts' samples already prepared (``_rtt_part``) and the queries'
+    order known."""
     out = np.zeros(query.size)
-    _add_rtt_part(out, query, query_sorted, rtt_t, rtt_s, rtt_smooth, base_rtt - lag)
-    _add_rtt_part(out, query, query_sorted, echo_t, echo_s, echo_smooth, lag)
+    _add_rtt_part(out, query, query_sorted, rtt, base_rtt - lag)
+    _add_rtt_part(out, query, query_sorted, echo, lag)
     return out
 
 
@@ -183,7 +191,8 @@ def nagle_stalls(  # type: ignore[no-untyped-def]
     response would make it a request/response turn) arrived at least ``DELAYED_ACK_MIN_S`` later
     than the round trip explains, and segment i+1 followed that ACK at once — and fitted in the
     window offered before that ACK: an ACK that opened the window (a slow reader's window update)
-    means the window held it, not Nagle.
+    means the window held it, not Nagle. ``ack_cum`` and ``edge_cum`` are the running maxima of
+    the ACKs and of their right edges.
     """
     n = t.size
     k = max(n - 1, 0)
@@ -197,7 +206,7 @@ def nagle_stalls(  # type: ignore[no-untyped-def]
     for i in range(k):
         run = max(run, seq_end[i])
         high[i] = run
-    q = search_ascending(ack_cum, high, False)  # (high: a running maximum)
+    q = search_ascending(ack_cum, True, high, False)  # (both running maxima)
     far_side = max(base_rtt - lag, 0.0)  # capture point -> receiver -> capture point
     tolerance = max(0.002, 0.1 * base_rtt)
     for i in range(k):
@@ -302,7 +311,7 @@ def label_transfer(  # type: ignore[no-untyped-def]
     episodes = 0
     if n_rtx:
         r_t = t[rtx_idx]
-        k_rec = search_ascending(ack_cum, high_all[rtx_idx], False)  # (a running maximum's)
+        k_rec = search_ascending(ack_cum, True, high_all[rtx_idx], False)  # (running maxima)
         end = np.empty(n_rtx)
         reach = -np.inf
         for r in range(n_rtx):
@@ -341,9 +350,8 @@ def label_transfer(  # type: ignore[no-untyped-def]
     earlier = search_shifted(t0, t_sorted, t0, t_sorted, -(2.0 * base_rtt), 0.0, True, -1)
     next_round = search_shifted(t, t_sorted, t1, t_sorted, 0.9 * base_rtt, 0.0, False, -1)
 
-    rtt_smooth, echo_smooth = _smoothed(rtt_s), _smoothed(echo_s)
-    rtt_now = _rtt_at(t0, t_sorted, rtt_t, rtt_s, rtt_smooth, echo_t, echo_s, echo_smooth, lag,
-                      base_rtt)  # fmt: skip
+    rtt_part, echo_part = _rtt_part(rtt_t, rtt_s), _rtt_part(echo_t, echo_s)
+    rtt_now = _rtt_at(t0, t_sorted, rtt_part, echo_part, lag, base_rtt)
     base = min(base_rtt, rtt_now.min())
     inflated = base + max(QUEUE_INFLATION_FLOOR_S, QUEUE_INFLATION * base)
     # A drop while the bottleneck's queue was full is TCP finding the path's limit: look at the
@@ -353,10 +361,8 @@ def label_transfer(  # type: ignore[no-untyped-def]
         # The queue depends only on the latest retransmission: one estimate per retransmission.
         dropped_at = t[rtx_idx] - base_rtt
         # (in order when t is: a constant shift of some of its times)
-        q1 = _rtt_at(dropped_at, t_sorted, rtt_t, rtt_s, rtt_smooth, echo_t, echo_s,
-                     echo_smooth, lag, base_rtt)  # fmt: skip
-        q2 = _rtt_at(dropped_at - base_rtt, t_sorted, rtt_t, rtt_s, rtt_smooth, echo_t, echo_s,
-                     echo_smooth, lag, base_rtt)  # fmt: skip
+        q1 = _rtt_at(dropped_at, t_sorted, rtt_part, echo_part, lag, base_rtt)
+        q2 = _rtt_at(dropped_at - base_rtt, t_sorted, rtt_part, echo_part, lag, base_rtt)
         for i in range(k):
             if jr[i] >= 0:
                 rtx_queued[i] = max(q1[jr[i]], q2[jr[i]]) > inflated
