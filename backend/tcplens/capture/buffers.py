@@ -16,6 +16,7 @@ from typing import BinaryIO, Protocol
 import numpy as np
 
 from tcplens.capture.compression import BoundedStream
+from tcplens.capture.memory import drop_range
 from tcplens.capture.table import U8
 
 WINDOW = 8 << 20  # bytes of a mapped file walked at a time
@@ -68,6 +69,7 @@ class MappedBuffer(CaptureBuffer):
         self.size = self.source_size = size
         self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
         self.whole: U8 = np.frombuffer(self._map, np.uint8)
+        self._address = self.whole.ctypes.data
         self._released = 0  # pages before this offset were dropped from the process
         self._window(0, 0)
 
@@ -79,20 +81,18 @@ class MappedBuffer(CaptureBuffer):
         self.eof = end == self.size
 
     def release_before(self, offset: int) -> None:
-        """Drop the mapped pages before ``offset``: read already, they need not stay resident."""
+        """Drop the mapped pages before ``offset``: read already, they need not stay resident.
+
+        Without holding the GIL (a helper thread may call it while the decoding runs).
+        """
         aligned = offset - offset % mmap.PAGESIZE
-        if aligned > self._released and hasattr(mmap, "MADV_DONTNEED"):
-            self._map.madvise(mmap.MADV_DONTNEED, self._released, aligned - self._released)
+        if aligned > self._released:
+            drop_range(self._address + self._released, aligned - self._released)
             self._released = aligned
 
     def widen(self) -> None:
         """Make the window the rest of the file (for a walk that needs no count first)."""
         self._window(self.base, self.size)
-
-    def release_all(self) -> None:
-        if hasattr(mmap, "MADV_DONTNEED"):
-            self._map.madvise(mmap.MADV_DONTNEED)
-        self._released = 0
 
     def advance(self, pos: int, needed: int) -> None:
         self.release_before(self.base + pos)

@@ -15,7 +15,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from tcplens.capture.addresses import AddressBook, resolve_misses
+from tcplens.capture.addresses import U64, AddressBook, resolve_misses
 from tcplens.capture.buffers import MAX_HELD, CaptureBuffer, MappedBuffer
 from tcplens.capture.compression import DEFAULT_MAX_BYTES, sniff_format
 from tcplens.capture.decode import decode_packets
@@ -23,6 +23,7 @@ from tcplens.capture.dns import DnsCollector
 from tcplens.capture.errors import CompressionError, MalformedCaptureError, NotACaptureError
 from tcplens.capture.link import DECODED_LINK_TYPES
 from tcplens.capture.memory import anonymous_memory
+from tcplens.capture.paging import PagingAhead
 from tcplens.capture.pcap import FILE_HEADER_LEN, PcapWalker, parse_file_header
 from tcplens.capture.pcap_walk import walk_pcap
 from tcplens.capture.pcapng import PcapngWalker
@@ -33,12 +34,14 @@ from tcplens.capture.records import (
     STOP_BAD,
     STOP_FULL,
     STOP_SKIP,
+    DecodeChunk,
     IndexedRecords,
     RecordColumns,
     RecordIndex,
 )
 from tcplens.capture.source import open_capture
 from tcplens.capture.table import (
+    I64,
     MAX_SACK_BLOCKS,
     U32,
     UNSUPPORTED_LINK,
@@ -190,7 +193,10 @@ class _Reading:
             )  # fmt: skip
             first = walk.pos
         rows = 0 if walk is None else walk.rows
-        self.final = _allocate(rows + walker.count(buffer.buf, first, buffer.fill), self.pcap)
+        # the walked rows' pages come from ``paging`` as the decoding gets to them
+        self.final = _allocate(
+            rows + walker.count(buffer.buf, first, buffer.fill), self.pcap, populate=rows == 0
+        )
         if walk is not None and rows:
             lengths = np.empty((2, min(rows, DECODE_CHUNK)), np.uint32)
             self._decode(self.final, walk, rows, lengths)
@@ -206,11 +212,12 @@ class _Reading:
         if isinstance(buffer, MappedBuffer):  # the whole file, walked on all cores
             every = max(1, DECODE_CHUNK // _PARTS)  # the decoder's parts start at the marks
             walk = walk_pcap(buffer.buf, pos, buffer.fill, walker.header, mark_every=every)
-            # the file's pages stay mapped from the walk to the decoding, which drops them chunk
-            # by chunk behind it: resident memory peaks at the table plus the file as decoding
+            # the file's pages stay mapped from the walk to the decoding, and are dropped behind
+            # it (``paging``): resident memory peaks at the table plus the file as decoding
             # starts (bulk_5M: 1061 MiB, 2.1x the file, +13 MiB on the whole run's peak), and the
-            # decoding does not fault them in again (0.04 s of system time at 5M)
-            columns = _allocate(walk.rows, self.pcap)
+            # decoding does not fault them in again (0.04 s of system time at 5M). The table's
+            # pages come from ``paging`` too, just ahead of the decoding
+            columns = _allocate(walk.rows, self.pcap, populate=False)
             self.pieces.append(columns)
             self._decode(columns, walk, walk.rows, _NO_LENGTHS)
             return walk.rows, walk.pos, walk.stop, walk.info
@@ -259,32 +266,43 @@ class _Reading:
         (pcapng); else the decoder reads them from the record headers. With a ``PcapngWalk``,
         the chunk's records are walked first, on all cores, and ``lengths`` is their scratch.
 
-        Between chunks (from Python, never per packet): DNS messages, progress, and the mapped
-        pages behind are dropped.
+        Between chunks (from Python, never per packet): DNS messages and progress. Columns
+        allocated unpopulated get their pages from a helper thread just ahead of the decoding,
+        which also drops the mapped file's pages behind it (``paging``); the rest are dropped
+        after the last chunk.
         """
+        buffer, walker = self.buffer, self.walker
+        chunks = index.chunks(n, np.empty(min(n, DECODE_CHUNK), np.int64), DECODE_CHUNK, _PARTS)
+        scratch = _Scratch.for_chunks(chunks)
+        # started after every allocation of the decoding but the rare growths (see ``paging``)
+        paging = None
+        if not columns.populated:
+            paging = PagingAhead(list(columns.dense.values()), chunks, buffer)
+        try:
+            self._decode_chunks(columns, index, chunks, lengths, scratch, paging)
+        finally:
+            if paging is not None:
+                paging.close()
+        if chunks:
+            buffer.release_before(buffer.base + int(chunks[-1].offsets[-1]) - walker.record_header)
+
+    def _decode_chunks(
+        self, columns: _Columns, index: RecordIndex, chunks: list[DecodeChunk], lengths: U32,
+        scratch: _Scratch, paging: PagingAhead | None,
+    ) -> None:  # fmt: skip
         buffer, walker = self.buffer, self.walker
         pcap = walker.header if isinstance(walker, PcapWalker) else None
         big = pcap is not None and pcap.big_endian
         nanoseconds = pcap is not None and pcap.nanoseconds
-        chunks = index.chunks(n, np.empty(min(n, DECODE_CHUNK), np.int64), DECODE_CHUNK, _PARTS)
-        parts = max((c.part_first.shape[0] - 1 for c in chunks), default=1)
-        largest = max((int(np.diff(c.part_first).max()) for c in chunks), default=0)
         book = self.addresses
-        all_misses = np.empty(parts, np.int64)
-        room = 2 * largest  # two addresses per row of a part
-        all_miss_row = np.empty((parts, room), np.int64)
-        all_miss_key = anonymous_memory(16 * parts * room).view(np.uint64).reshape(parts, room, 2)
-        all_ts_bounds = np.empty((parts, 2), np.int64)
-        all_dns_count = np.empty(parts, np.int64)
-        # the UDP port-53 packets of a part: room for all its rows, pages touched only if used
-        all_dns = np.empty((3, parts, largest), np.int64)
         handshake, blocks, long = columns.handshake, columns.sack_blocks, columns.long_lengths
-        for chunk in chunks:
+        for j, chunk in enumerate(chunks):
+            if paging is not None:
+                paging.ready(j)
             first, last, offsets = chunk.first, chunk.last, chunk.offsets
             c = {name: column[first:last] for name, column in columns.dense.items()}
             k = chunk.part_first.shape[0] - 1
-            misses, miss_row, miss_key = all_misses[:k], all_miss_row[:k], all_miss_key[:k]
-            ts_bounds, dns_count, dns = all_ts_bounds[:k], all_dns_count[:k], all_dns[:, :k]
+            misses, miss_row, miss_key, ts_bounds, dns_count, dns = scratch.parts(k)
             if isinstance(index, PcapngWalk):
                 walked = index.fill(buffer.buf, chunk, c["ts_ns"], c["interface"], lengths)
             else:
@@ -325,8 +343,8 @@ class _Reading:
                 found = [dns[:, q, : dns_count[q]] for q in range(k)]
                 rows, payload, frame_end = np.concatenate(found, axis=1)
                 self.dns.collect(buffer.buf, rows + (self.rows + first), payload, frame_end)
-            done = buffer.base + int(offsets[-1]) - walker.record_header
-            buffer.release_before(done)
+            if paging is not None:
+                paging.decoded(j, buffer.base + int(offsets[-1]) - walker.record_header)
             self.progress.update(buffer.source_done(int(offsets[-1])))
 
     def _ends_inside(self, record_start: int) -> None:
@@ -365,6 +383,40 @@ class _Reading:
             columns["interface"] = np.broadcast_to(np.uint16(0), (self.rows,))
             columns["link_type"] = np.broadcast_to(np.uint16(link), (self.rows,))
         return PacketTable(**columns, addresses=self.addresses.table())
+
+
+@dataclass
+class _Scratch:
+    """The decoder's per-part outputs, with room for the most parts and rows of any chunk."""
+
+    misses: I64
+    miss_row: I64
+    miss_key: U64
+    ts_bounds: I64
+    dns_count: I64
+    dns: I64
+
+    @classmethod
+    def for_chunks(cls, chunks: list[DecodeChunk]) -> _Scratch:
+        parts = max((c.part_first.shape[0] - 1 for c in chunks), default=1)
+        largest = max((int(np.diff(c.part_first).max()) for c in chunks), default=0)
+        room = 2 * largest  # two addresses per row of a part
+        return cls(
+            np.empty(parts, np.int64),
+            np.empty((parts, room), np.int64),
+            anonymous_memory(16 * parts * room).view(np.uint64).reshape(parts, room, 2),
+            np.empty((parts, 2), np.int64),
+            np.empty(parts, np.int64),
+            # the UDP port-53 packets of a part: room for all its rows, pages touched only if used
+            np.empty((3, parts, largest), np.int64),
+        )
+
+    def parts(self, k: int) -> tuple[I64, I64, U64, I64, I64, I64]:
+        """The outputs for a chunk of ``k`` parts."""
+        return (
+            self.misses[:k], self.miss_row[:k], self.miss_key[:k], self.ts_bounds[:k],
+            self.dns_count[:k], self.dns[:, :k],
+        )  # fmt: skip
 
 
 @dataclass
@@ -409,6 +461,7 @@ class _Columns:
     handshake: _Compact
     sack_blocks: _Compact
     long_lengths: _Compact
+    populated: bool = True
 
     def rows_from(self, first: int) -> _Columns:
         """The dense columns from row ``first`` on (the entries are shared)."""
@@ -416,26 +469,31 @@ class _Columns:
         return _Columns(dense, self.handshake, self.sack_blocks, self.long_lengths)
 
 
-def _allocate(n: int, pcap: bool) -> _Columns:
+def _allocate(n: int, pcap: bool, *, populate: bool = True) -> _Columns:
     """Columns for ``n`` packets, uninitialised: the walker and the decoder write every row.
 
-    All dense columns are views on one arena of anonymous memory mapped with its pages already
-    in (``MAP_POPULATE``): first touches one 4 KiB page at a time cost about twice the kernel
-    time here, and numpy's own arrays of ≥ 4 MiB ask for transparent huge pages, whose first
-    touches stall in memory compaction on this shared machine (bulk_5M read: 1.2-1.6 s of system
-    time with them, 0.4 s without). A pcap has no per-packet interface and link type columns.
+    All dense columns are views on one arena of anonymous memory, its pages populated at once
+    (``MADV_POPULATE_WRITE``), or, with ``populate=False``, by ``paging`` just ahead of the
+    decoding: first touches one 4 KiB page at a time cost about twice the kernel time here,
+    and numpy's own arrays of ≥ 4 MiB ask for transparent huge pages, whose first touches stall
+    in memory compaction on this shared machine (bulk_5M read: 1.2-1.6 s of system time with
+    them, 0.4 s without). A pcap has no per-packet interface and link type columns.
     The entries (SYN options, SACK blocks, long lengths) get room for one per packet (blocks:
     more if they come, see ``_Compact.room``), mapped but touched only where written.
     """
     layout = [(name, dtype) for name, dtype in _LAYOUT if not (pcap and name in _PER_INTERFACE)]
     sizes = [n * np.dtype(dtype).itemsize for _, dtype in layout]
     starts = np.concatenate([[0], np.cumsum([-(-size // 64) * 64 for size in sizes])])
-    arena = anonymous_memory(int(starts[-1]), populate=True)
+    arena = anonymous_memory(int(starts[-1]), populate=populate)
     dense: Columns = {}
     for (name, dtype), start, size in zip(layout, starts.tolist(), sizes, strict=False):
         dense[name] = arena[start : start + size].view(dtype)
     return _Columns(
-        dense, _Compact(_HANDSHAKE, n), _Compact(_SACK_BLOCKS, n), _Compact(_LONG_LENGTHS, n)
+        dense,
+        _Compact(_HANDSHAKE, n),
+        _Compact(_SACK_BLOCKS, n),
+        _Compact(_LONG_LENGTHS, n),
+        populate,
     )
 
 
