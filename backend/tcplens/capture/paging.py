@@ -58,16 +58,20 @@ class PagingAhead:
         self._thread.start()
 
     def _run(self) -> None:
-        for j, ranges in enumerate(self._ranges):
-            self._slots.acquire()  # the decoder is at most AHEAD chunks behind
-            if self._stop:
-                return
-            with self._lock:
-                behind = self._behind
-            self._buffer.release_before(behind)
-            for address, nbytes in ranges:
-                populate_range(address, nbytes)
-            self._ready[j].set()
+        try:
+            for j, ranges in enumerate(self._ranges):
+                self._slots.acquire()  # the decoder is at most AHEAD chunks behind
+                if self._stop:
+                    return
+                with self._lock:
+                    behind = self._behind
+                self._buffer.release_before(behind)
+                for address, nbytes in ranges:
+                    populate_range(address, nbytes)
+                self._ready[j].set()
+        finally:  # whatever happened here, the decoder never waits for it (first touches do)
+            for ready in self._ready:
+                ready.set()
 
     def ready(self, j: int) -> None:
         """Wait until chunk ``j``'s rows are populated."""

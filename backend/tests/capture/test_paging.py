@@ -27,7 +27,7 @@ def _chunk(first: int, last: int) -> DecodeChunk:
 def test_each_page_of_each_column_is_populated_once_by_the_first_chunk_that_writes_it() -> None:
     rows = 10_000
     arena = anonymous_memory(rows * 11 + 3 * 64)
-    # columns packed as in reader._allocate (64-byte aligned starts): 8, 1 and 2 bytes a row
+    # columns packed as in columns.allocate_columns (64-byte aligned starts): 8, 1 and 2 bytes a row
     ts = arena[: rows * 8].view(np.int64)
     start = -(-rows * 8 // 64) * 64
     status = arena[start : start + rows]
@@ -83,3 +83,26 @@ def test_a_read_stopped_by_its_progress_callback_leaves_no_helper_thread(
     assert [t for t in threading.enumerate() if t.name == "tcplens-paging"] == []
     full = read_capture(LAB_PCAP)  # and the next read is whole
     assert full.info.packets == read_capture(LAB_PCAP.open("rb")).info.packets
+
+
+def test_a_helper_that_fails_leaves_the_pages_to_the_decoder(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The decoding never waits for a helper that died: its rows are first-touched instead."""
+    require(LAB_PCAP)
+    from tcplens.capture import paging, reader
+
+    expected = read_capture(LAB_PCAP).packets
+    monkeypatch.setattr(reader, "DECODE_CHUNK", 64)
+    failures: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: failures.append(args.exc_value))
+
+    def broken(address: int, nbytes: int) -> None:
+        raise OSError("no pages today")
+
+    monkeypatch.setattr(paging, "populate_range", broken)
+    packets = read_capture(LAB_PCAP).packets
+    assert [type(failure) for failure in failures] == [OSError]
+    assert len(packets) == len(expected) > 1000
+    for name in ("ts_ns", "src_id", "tcp_seq", "tcp_payload_len", "ts_val", "sack_count"):
+        assert np.array_equal(getattr(packets, name), getattr(expected, name)), name
