@@ -10,13 +10,18 @@ file) is counted window by window and the pieces are joined at the end.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import numpy as np
 
-from tcplens.capture.addresses import U64, AddressBook, resolve_misses
+from tcplens.capture.addresses import AddressBook, resolve_misses
 from tcplens.capture.buffers import MAX_HELD, CaptureBuffer, MappedBuffer
+from tcplens.capture.columns import (
+    DecodeScratch,
+    TableColumns,
+    allocate_columns,
+    join_pieces,
+)
 from tcplens.capture.compression import DEFAULT_MAX_BYTES, sniff_format
 from tcplens.capture.decode import decode_packets
 from tcplens.capture.dns import DnsCollector
@@ -41,7 +46,6 @@ from tcplens.capture.records import (
 )
 from tcplens.capture.source import open_capture
 from tcplens.capture.table import (
-    I64,
     MAX_SACK_BLOCKS,
     U32,
     UNSUPPORTED_LINK,
@@ -58,8 +62,6 @@ _TYPICAL_RECORD = 64
 _INDEX_SLACK = 1024
 _PARTS = 8  # rows of a chunk are decoded in this many parts (on all cores, whatever their number)
 DECODE_CHUNK = 1 << 17  # rows decoded per call: ~13 MiB of a bulk capture, ~1 ms
-
-Columns = dict[str, Any]
 
 
 def read_capture(
@@ -124,8 +126,8 @@ class _Reading:
         self.comments: list[str] = []
         self.dns = DnsCollector()
         self.addresses = AddressBook()
-        self.final: _Columns | None = None
-        self.pieces: list[_Columns] = []
+        self.final: TableColumns | None = None
+        self.pieces: list[TableColumns] = []
         self.pcap = isinstance(walker, PcapWalker)  # one link type: no per-packet link columns
 
     def run(self) -> PacketTable:
@@ -194,7 +196,7 @@ class _Reading:
             first = walk.pos
         rows = 0 if walk is None else walk.rows
         # the walked rows' pages come from ``paging`` as the decoding gets to them
-        self.final = _allocate(
+        self.final = allocate_columns(
             rows + walker.count(buffer.buf, first, buffer.fill), self.pcap, populate=rows == 0
         )
         if walk is not None and rows:
@@ -217,13 +219,14 @@ class _Reading:
             # starts (bulk_5M: 1061 MiB, 2.1x the file, +13 MiB on the whole run's peak), and the
             # decoding does not fault them in again (0.04 s of system time at 5M). The table's
             # pages come from ``paging`` too, just ahead of the decoding
-            columns = _allocate(walk.rows, self.pcap, populate=False)
+            columns = allocate_columns(walk.rows, self.pcap, populate=False)
             self.pieces.append(columns)
             self._decode(columns, walk, walk.rows, _NO_LENGTHS)
             return walk.rows, walk.pos, walk.stop, walk.info
         most = buffer.fill // walker.min_record + 1  # records of headers only
         first = min(most, buffer.fill // _TYPICAL_RECORD + _INDEX_SLACK)
-        data_offset = anonymous_memory(8 * first).view(np.int64)  # no huge pages (see _allocate)
+        # no huge pages (see ``allocate_columns``)
+        data_offset = anonymous_memory(8 * first).view(np.int64)
         n, pos, stop, info = walker.index(buffer.buf, pos, buffer.fill, data_offset)
         while stop == STOP_FULL:  # smaller records than usual: a larger index, rarely
             grown = anonymous_memory(8 * min(most, 2 * data_offset.shape[0])).view(np.int64)
@@ -231,7 +234,7 @@ class _Reading:
             data_offset = grown
             more, pos, stop, info = walker.index(buffer.buf, pos, buffer.fill, data_offset[n:])
             n += more
-        columns = _allocate(n, self.pcap)
+        columns = allocate_columns(n, self.pcap)
         self.pieces.append(columns)
         self._decode(columns, IndexedRecords(data_offset), n, _NO_LENGTHS)
         return n, pos, stop, info
@@ -250,16 +253,18 @@ class _Reading:
         self._decode(columns, IndexedRecords(data_offset), n, lengths)
         return n, pos, stop, info
 
-    def _room(self, pos: int) -> _Columns:
+    def _room(self, pos: int) -> TableColumns:
         """Columns for the records of the current window: a view on the table, or a new piece."""
         if self.final is not None:
             return self.final.rows_from(self.rows)
         assert isinstance(self.walker, PcapngWalker)  # pcap windows are indexed, not counted
-        piece = _allocate(self.walker.count(self.buffer.buf, pos, self.buffer.fill), self.pcap)
+        piece = allocate_columns(
+            self.walker.count(self.buffer.buf, pos, self.buffer.fill), self.pcap
+        )
         self.pieces.append(piece)
         return piece
 
-    def _decode(self, columns: _Columns, index: RecordIndex, n: int, lengths: U32) -> None:
+    def _decode(self, columns: TableColumns, index: RecordIndex, n: int, lengths: U32) -> None:
         """Decode rows ``[0, n)`` of ``columns`` on all cores, a chunk of rows at a time.
 
         ``lengths``: each row's captured and wire length, shape (2, n), if the walker found them
@@ -273,7 +278,7 @@ class _Reading:
         """
         buffer, walker = self.buffer, self.walker
         chunks = index.chunks(n, np.empty(min(n, DECODE_CHUNK), np.int64), DECODE_CHUNK, _PARTS)
-        scratch = _Scratch.for_chunks(chunks)
+        scratch = DecodeScratch.for_chunks(chunks)
         # started after every allocation of the decoding but the rare growths (see ``paging``)
         paging = None
         if not columns.populated:
@@ -287,8 +292,8 @@ class _Reading:
             buffer.release_before(buffer.base + int(chunks[-1].offsets[-1]) - walker.record_header)
 
     def _decode_chunks(
-        self, columns: _Columns, index: RecordIndex, chunks: list[DecodeChunk], lengths: U32,
-        scratch: _Scratch, paging: PagingAhead | None,
+        self, columns: TableColumns, index: RecordIndex, chunks: list[DecodeChunk], lengths: U32,
+        scratch: DecodeScratch, paging: PagingAhead | None,
     ) -> None:  # fmt: skip
         buffer, walker = self.buffer, self.walker
         pcap = walker.header if isinstance(walker, PcapWalker) else None
@@ -377,7 +382,7 @@ class _Reading:
             columns |= final.handshake.columns() | final.sack_blocks.columns()
             columns |= final.long_lengths.columns()
         else:
-            columns = _join(self.pieces)
+            columns = join_pieces(self.pieces)
         if self.pcap:  # one interface, one link type: the same value for every packet
             link = int(self.walker.if_link[0])
             columns["interface"] = np.broadcast_to(np.uint16(0), (self.rows,))
@@ -385,197 +390,8 @@ class _Reading:
         return PacketTable(**columns, addresses=self.addresses.table())
 
 
-@dataclass
-class _Scratch:
-    """The decoder's per-part outputs, with room for the most parts and rows of any chunk."""
-
-    misses: I64
-    miss_row: I64
-    miss_key: U64
-    ts_bounds: I64
-    dns_count: I64
-    dns: I64
-
-    @classmethod
-    def for_chunks(cls, chunks: list[DecodeChunk]) -> _Scratch:
-        parts = max((c.part_first.shape[0] - 1 for c in chunks), default=1)
-        largest = max((int(np.diff(c.part_first).max()) for c in chunks), default=0)
-        room = 2 * largest  # two addresses per row of a part
-        return cls(
-            np.empty(parts, np.int64),
-            np.empty((parts, room), np.int64),
-            anonymous_memory(16 * parts * room).view(np.uint64).reshape(parts, room, 2),
-            np.empty((parts, 2), np.int64),
-            np.empty(parts, np.int64),
-            # the UDP port-53 packets of a part: room for all its rows, pages touched only if used
-            np.empty((3, parts, largest), np.int64),
-        )
-
-    def parts(self, k: int) -> tuple[I64, I64, U64, I64, I64, I64]:
-        """The outputs for a chunk of ``k`` parts."""
-        return (
-            self.misses[:k], self.miss_row[:k], self.miss_key[:k], self.ts_bounds[:k],
-            self.dns_count[:k], self.dns[:, :k],
-        )  # fmt: skip
-
-
-@dataclass
-class _Compact:
-    """Entries for the few packets that carry an option, appended in row order chunk by chunk.
-
-    Mapped zero-filled and not populated, with room for the most entries a chunk can add: only
-    the pages the entries fill become resident.
-    """
-
-    layout: tuple[tuple[str, type], ...]
-    capacity: int
-    fill: int = 0
-    arrays: Columns = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.arrays = {
-            name: anonymous_memory(self.capacity * np.dtype(dtype).itemsize).view(dtype)
-            for name, dtype in self.layout
-        }
-
-    def room(self, more: int) -> Columns:
-        """The arrays, grown (copied into twice the room) if ``more`` entries might not fit."""
-        if self.fill + more > self.capacity:
-            old = self.arrays
-            self.capacity = max(2 * self.capacity, self.fill + more)
-            self.__post_init__()
-            for name, array in old.items():
-                self.arrays[name][: self.fill] = array[: self.fill]
-        return self.arrays
-
-    def columns(self) -> Columns:
-        return {name: array[: self.fill] for name, array in self.arrays.items()}
-
-
-@dataclass
-class _Columns:
-    """Columns for ``n`` packets: ``dense`` has a row per packet, the others entries (see
-    ``PacketTable``: SYN options, SACK blocks, long lengths)."""
-
-    dense: Columns
-    handshake: _Compact
-    sack_blocks: _Compact
-    long_lengths: _Compact
-    populated: bool = True
-
-    def rows_from(self, first: int) -> _Columns:
-        """The dense columns from row ``first`` on (the entries are shared)."""
-        dense = {name: column[first:] for name, column in self.dense.items()}
-        return _Columns(dense, self.handshake, self.sack_blocks, self.long_lengths)
-
-
-def _allocate(n: int, pcap: bool, *, populate: bool = True) -> _Columns:
-    """Columns for ``n`` packets, uninitialised: the walker and the decoder write every row.
-
-    All dense columns are views on one arena of anonymous memory, its pages populated at once
-    (``MADV_POPULATE_WRITE``), or, with ``populate=False``, by ``paging`` just ahead of the
-    decoding: first touches one 4 KiB page at a time cost about twice the kernel time here,
-    and numpy's own arrays of ≥ 4 MiB ask for transparent huge pages, whose first touches stall
-    in memory compaction on this shared machine (bulk_5M read: 1.2-1.6 s of system time with
-    them, 0.4 s without). A pcap has no per-packet interface and link type columns.
-    The entries (SYN options, SACK blocks, long lengths) get room for one per packet (blocks:
-    more if they come, see ``_Compact.room``), mapped but touched only where written.
-    """
-    layout = [(name, dtype) for name, dtype in _LAYOUT if not (pcap and name in _PER_INTERFACE)]
-    sizes = [n * np.dtype(dtype).itemsize for _, dtype in layout]
-    starts = np.concatenate([[0], np.cumsum([-(-size // 64) * 64 for size in sizes])])
-    arena = anonymous_memory(int(starts[-1]), populate=populate)
-    dense: Columns = {}
-    for (name, dtype), start, size in zip(layout, starts.tolist(), sizes, strict=False):
-        dense[name] = arena[start : start + size].view(dtype)
-    return _Columns(
-        dense,
-        _Compact(_HANDSHAKE, n),
-        _Compact(_SACK_BLOCKS, n),
-        _Compact(_LONG_LENGTHS, n),
-        populate,
-    )
-
-
-# name, dtype; every row is written by the walker or the decoder
-_LAYOUT: tuple[tuple[str, type], ...] = (
-    ("ts_ns", np.int64),
-    ("interface", np.uint16),
-    ("link_type", np.uint16),
-    ("caplen16", np.uint16),
-    ("origlen16", np.uint16),
-    ("status", np.uint8),
-    ("ip_version", np.uint8),
-    ("src_id", np.uint32),
-    ("dst_id", np.uint32),
-    ("ip_proto", np.uint8),
-    ("ip_total_len16", np.uint16),
-    ("src_port", np.uint16),
-    ("dst_port", np.uint16),
-    ("tcp_seq", np.uint32),
-    ("tcp_ack", np.uint32),
-    ("tcp_flags", np.uint16),
-    ("tcp_window", np.uint16),
-    ("tcp_hdr_len", np.uint8),
-    ("tcp_payload_len", np.uint32),
-    ("sack_count", np.uint8),
-    ("has_ts", np.bool_),
-    ("ts_val", np.uint32),
-    ("ts_ecr", np.uint32),
-)
-_PER_INTERFACE = ("interface", "link_type")  # a pcap's are one value (``_Reading._table``)
 _UNUSED = np.zeros(0, np.uint16)  # what the decoder gets for the columns a pcap has not
 _NO_LENGTHS = np.zeros((2, 0), np.uint32)  # a pcap's lengths are in its record headers
-
-_HANDSHAKE: tuple[tuple[str, type], ...] = (
-    ("handshake_rows", np.uint32),
-    ("handshake_mss", np.int32),
-    ("handshake_wscale", np.int8),
-    ("handshake_sack_perm", np.bool_),
-)
-_SACK_BLOCKS: tuple[tuple[str, type], ...] = (
-    ("sack_block_row", np.uint32),
-    ("sack_block_left", np.uint32),
-    ("sack_block_right", np.uint32),
-)
-_LONG_LENGTHS: tuple[tuple[str, type], ...] = (
-    ("long_rows", np.uint32),
-    ("long_caplen", np.uint32),
-    ("long_origlen", np.uint32),
-    ("long_ip_total_len", np.uint32),
-)
-
-
-def _join(pieces: list[_Columns]) -> Columns:
-    """One set of columns from the per-window pieces, freeing each piece's column as it goes.
-
-    Into memory mapped as in ``_allocate`` (populated: every row or entry is copied).
-    """
-    columns: Columns = {}
-    if not pieces:
-        pieces = [_allocate(0, False)]
-    parts: dict[str, list[Any]] = {}
-    for piece in pieces:
-        for name, column in [
-            *piece.dense.items(), *piece.handshake.columns().items(),
-            *piece.sack_blocks.columns().items(), *piece.long_lengths.columns().items(),
-        ]:  # fmt: skip
-            parts.setdefault(name, []).append(column)
-    pieces.clear()
-    for name, arrays in parts.items():
-        if len(arrays) == 1:
-            columns[name] = arrays[0]
-            continue
-        rows = sum(array.shape[0] for array in arrays)
-        dtype = arrays[0].dtype
-        column = anonymous_memory(rows * dtype.itemsize, populate=True).view(dtype)
-        start = 0
-        for array in arrays:
-            column[start : start + array.shape[0]] = array
-            start += array.shape[0]
-        columns[name] = column
-        arrays.clear()
-    return columns
 
 
 def _warn_unsupported_links(packets: PacketTable, warnings: list[str]) -> None:

@@ -1,0 +1,207 @@
+"""The table's columns while they are read: one arena of dense columns, entries for the few
+packets that carry an option, and the decoder's per-part scratch (``reader``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tcplens.capture.addresses import U64
+from tcplens.capture.memory import anonymous_memory
+from tcplens.capture.records import DecodeChunk
+from tcplens.capture.table import I64
+
+Columns = dict[str, Any]
+
+
+@dataclass
+class DecodeScratch:
+    """The decoder's per-part outputs, with room for the most parts and rows of any chunk."""
+
+    misses: I64
+    miss_row: I64
+    miss_key: U64
+    ts_bounds: I64
+    dns_count: I64
+    dns: I64
+
+    @classmethod
+    def for_chunks(cls, chunks: list[DecodeChunk]) -> DecodeScratch:
+        parts = max((c.part_first.shape[0] - 1 for c in chunks), default=1)
+        largest = max((int(np.diff(c.part_first).max()) for c in chunks), default=0)
+        room = 2 * largest  # two addresses per row of a part
+        return cls(
+            np.empty(parts, np.int64),
+            np.empty((parts, room), np.int64),
+            anonymous_memory(16 * parts * room).view(np.uint64).reshape(parts, room, 2),
+            np.empty((parts, 2), np.int64),
+            np.empty(parts, np.int64),
+            # the UDP port-53 packets of a part: room for all its rows, pages touched only if used
+            np.empty((3, parts, largest), np.int64),
+        )
+
+    def parts(self, k: int) -> tuple[I64, I64, U64, I64, I64, I64]:
+        """The outputs for a chunk of ``k`` parts."""
+        return (
+            self.misses[:k], self.miss_row[:k], self.miss_key[:k], self.ts_bounds[:k],
+            self.dns_count[:k], self.dns[:, :k],
+        )  # fmt: skip
+
+
+@dataclass
+class Entries:
+    """Entries for the few packets that carry an option, appended in row order chunk by chunk.
+
+    Mapped zero-filled and not populated, with room for the most entries a chunk can add: only
+    the pages the entries fill become resident.
+    """
+
+    layout: tuple[tuple[str, type], ...]
+    capacity: int
+    fill: int = 0
+    arrays: Columns = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.arrays = {
+            name: anonymous_memory(self.capacity * np.dtype(dtype).itemsize).view(dtype)
+            for name, dtype in self.layout
+        }
+
+    def room(self, more: int) -> Columns:
+        """The arrays, grown (copied into twice the room) if ``more`` entries might not fit."""
+        if self.fill + more > self.capacity:
+            old = self.arrays
+            self.capacity = max(2 * self.capacity, self.fill + more)
+            self.__post_init__()
+            for name, array in old.items():
+                self.arrays[name][: self.fill] = array[: self.fill]
+        return self.arrays
+
+    def columns(self) -> Columns:
+        return {name: array[: self.fill] for name, array in self.arrays.items()}
+
+
+@dataclass
+class TableColumns:
+    """Columns for ``n`` packets: ``dense`` has a row per packet, the others entries (see
+    ``PacketTable``: SYN options, SACK blocks, long lengths)."""
+
+    dense: Columns
+    handshake: Entries
+    sack_blocks: Entries
+    long_lengths: Entries
+    populated: bool = True
+
+    def rows_from(self, first: int) -> TableColumns:
+        """The dense columns from row ``first`` on (the entries are shared)."""
+        dense = {name: column[first:] for name, column in self.dense.items()}
+        return TableColumns(dense, self.handshake, self.sack_blocks, self.long_lengths)
+
+
+def allocate_columns(n: int, pcap: bool, *, populate: bool = True) -> TableColumns:
+    """Columns for ``n`` packets, uninitialised: the walker and the decoder write every row.
+
+    All dense columns are views on one arena of anonymous memory, its pages populated at once
+    (``MADV_POPULATE_WRITE``), or, with ``populate=False``, by ``paging`` just ahead of the
+    decoding: first touches one 4 KiB page at a time cost about twice the kernel time here,
+    and numpy's own arrays of ≥ 4 MiB ask for transparent huge pages, whose first touches stall
+    in memory compaction on this shared machine (bulk_5M read: 1.2-1.6 s of system time with
+    them, 0.4 s without). A pcap has no per-packet interface and link type columns.
+    The entries (SYN options, SACK blocks, long lengths) get room for one per packet (blocks:
+    more if they come, see ``Entries.room``), mapped but touched only where written.
+    """
+    layout = [(name, dtype) for name, dtype in LAYOUT if not (pcap and name in PER_INTERFACE)]
+    sizes = [n * np.dtype(dtype).itemsize for _, dtype in layout]
+    starts = np.concatenate([[0], np.cumsum([-(-size // 64) * 64 for size in sizes])])
+    arena = anonymous_memory(int(starts[-1]), populate=populate)
+    dense: Columns = {}
+    for (name, dtype), start, size in zip(layout, starts.tolist(), sizes, strict=False):
+        dense[name] = arena[start : start + size].view(dtype)
+    return TableColumns(
+        dense,
+        Entries(HANDSHAKE, n),
+        Entries(SACK_BLOCKS, n),
+        Entries(LONG_LENGTHS, n),
+        populate,
+    )
+
+
+# name, dtype; every row is written by the walker or the decoder
+LAYOUT: tuple[tuple[str, type], ...] = (
+    ("ts_ns", np.int64),
+    ("interface", np.uint16),
+    ("link_type", np.uint16),
+    ("caplen16", np.uint16),
+    ("origlen16", np.uint16),
+    ("status", np.uint8),
+    ("ip_version", np.uint8),
+    ("src_id", np.uint32),
+    ("dst_id", np.uint32),
+    ("ip_proto", np.uint8),
+    ("ip_total_len16", np.uint16),
+    ("src_port", np.uint16),
+    ("dst_port", np.uint16),
+    ("tcp_seq", np.uint32),
+    ("tcp_ack", np.uint32),
+    ("tcp_flags", np.uint16),
+    ("tcp_window", np.uint16),
+    ("tcp_hdr_len", np.uint8),
+    ("tcp_payload_len", np.uint32),
+    ("sack_count", np.uint8),
+    ("has_ts", np.bool_),
+    ("ts_val", np.uint32),
+    ("ts_ecr", np.uint32),
+)
+PER_INTERFACE = ("interface", "link_type")  # a pcap's are one value (``reader._Reading._table``)
+
+HANDSHAKE: tuple[tuple[str, type], ...] = (
+    ("handshake_rows", np.uint32),
+    ("handshake_mss", np.int32),
+    ("handshake_wscale", np.int8),
+    ("handshake_sack_perm", np.bool_),
+)
+SACK_BLOCKS: tuple[tuple[str, type], ...] = (
+    ("sack_block_row", np.uint32),
+    ("sack_block_left", np.uint32),
+    ("sack_block_right", np.uint32),
+)
+LONG_LENGTHS: tuple[tuple[str, type], ...] = (
+    ("long_rows", np.uint32),
+    ("long_caplen", np.uint32),
+    ("long_origlen", np.uint32),
+    ("long_ip_total_len", np.uint32),
+)
+
+
+def join_pieces(pieces: list[TableColumns]) -> Columns:
+    """One set of columns from the per-window pieces, freeing each piece's column as it goes.
+
+    Into memory mapped as in ``allocate_columns`` (populated: every row or entry is copied).
+    """
+    columns: Columns = {}
+    if not pieces:
+        pieces = [allocate_columns(0, False)]
+    parts: dict[str, list[Any]] = {}
+    for piece in pieces:
+        for name, column in [
+            *piece.dense.items(), *piece.handshake.columns().items(),
+            *piece.sack_blocks.columns().items(), *piece.long_lengths.columns().items(),
+        ]:  # fmt: skip
+            parts.setdefault(name, []).append(column)
+    pieces.clear()
+    for name, arrays in parts.items():
+        if len(arrays) == 1:
+            columns[name] = arrays[0]
+            continue
+        rows = sum(array.shape[0] for array in arrays)
+        dtype = arrays[0].dtype
+        column = anonymous_memory(rows * dtype.itemsize, populate=True).view(dtype)
+        start = 0
+        for array in arrays:
+            column[start : start + array.shape[0]] = array
+            start += array.shape[0]
+        columns[name] = column
+        arrays.clear()
+    return columns
