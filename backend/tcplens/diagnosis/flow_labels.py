@@ -136,8 +136,8 @@ def gather_transfer(  # type: ignore[no-untyped-def]
     ZeroWindowSpans (``zw_rows`` this flow's, in their order); ``codes`` = (ACK flag,
     RTT_DATA_ACK, RTT_TIMESTAMP).
     """
-    data = _gather_data(f, d, origin, seg, resent, rtt, rtt_lo, rtt_hi, rcv_mss, sender_lag_ns,
-                        codes)  # fmt: skip
+    samples = _gather_samples(origin, rtt, rtt_lo, rtt_hi, codes)[d]
+    data = _gather_data(f, d, origin, seg, resent, samples, rcv_mss, sender_lag_ns)
     return _transfer(data, _gather_acks(f, d, origin, seg, zw, zw_rows, rcv_scale, codes))
 
 
@@ -159,56 +159,67 @@ def _no_acks():  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True)
-def _gather_data(  # type: ignore[no-untyped-def]
-    f, d, origin, seg, resent, rtt, rtt_lo, rtt_hi, rcv_mss, sender_lag_ns, codes
-):
-    """The sender's half of ``gather_transfer``: its data segments, RTT samples, lag, MSS."""
-    offsets, time_ns, frame, seqs, payload, _, _, _ = seg
+def _gather_samples(origin, rtt, rtt_lo, rtt_hi, codes):  # type: ignore[no-untyped-def]
+    """A flow's RTT samples (rows ``rtt_lo:rtt_hi``) as its two transfers read them, in one
+    pass: for each direction d, d's data->ACK samples and the timestamp echoes through d's
+    sender (direction 1 - d's samples), times and round trips in seconds."""
+    kind, direction, r_time, r_rtt = rtt
     kind_data_ack, kind_timestamp = codes[1], codes[2]
+    size = rtt_hi - rtt_lo  # (one pass into arrays sized for every sample, then cut)
+    own_t0, own_s0 = np.empty(size), np.empty(size)
+    echo_t0, echo_s0 = np.empty(size), np.empty(size)
+    own_t1, own_s1 = np.empty(size), np.empty(size)
+    echo_t1, echo_s1 = np.empty(size), np.empty(size)
+    n_own0 = n_own1 = n_echo0 = n_echo1 = 0
+    for r in range(rtt_lo, rtt_hi):
+        k, d = kind[r], direction[r]
+        if k == kind_data_ack and d == 0:
+            own_t0[n_own0], own_s0[n_own0] = (r_time[r] - origin) / 1e9, r_rtt[r] / 1e9
+            n_own0 += 1
+        elif k == kind_data_ack and d == 1:
+            own_t1[n_own1], own_s1[n_own1] = (r_time[r] - origin) / 1e9, r_rtt[r] / 1e9
+            n_own1 += 1
+        elif k == kind_timestamp and d == 1:  # the other direction's TSval, echoed by sender 0
+            echo_t0[n_echo0], echo_s0[n_echo0] = (r_time[r] - origin) / 1e9, r_rtt[r] / 1e9
+            n_echo0 += 1
+        elif k == kind_timestamp and d == 0:
+            echo_t1[n_echo1], echo_s1[n_echo1] = (r_time[r] - origin) / 1e9, r_rtt[r] / 1e9
+            n_echo1 += 1
+    return (
+        (own_t0[:n_own0], own_s0[:n_own0], echo_t0[:n_echo0], echo_s0[:n_echo0]),
+        (own_t1[:n_own1], own_s1[:n_own1], echo_t1[:n_echo1], echo_s1[:n_echo1]),
+    )
+
+
+@numba.njit(cache=True)
+def _gather_data(f, d, origin, seg, resent, samples, rcv_mss, sender_lag_ns):  # type: ignore[no-untyped-def]
+    """The sender's half of ``gather_transfer``: its data segments, its RTT samples (``samples``:
+    ``_gather_samples``' of direction ``d``), lag, MSS."""
+    offsets, time_ns, frame, seqs, payload, _, _, _ = seg
     a, b = offsets[2 * f + d], offsets[2 * f + d + 1]
+    # Each gather is one pass into arrays sized for every candidate row, cut to the rows it
+    # kept (a counting pass first cost as much again).
+    t = np.empty(b - a)
+    fr = np.empty(b - a, np.int64)
+    seq = np.empty(b - a, np.int64)
+    seq_end = np.empty(b - a, np.int64)
+    retrans = np.empty(b - a, np.bool_)
     n = 0
     for r in range(a, b):
-        n += payload[r] > 0
-    t = np.empty(n)
-    fr = np.empty(n, np.int64)
-    seq = np.empty(n, np.int64)
-    seq_end = np.empty(n, np.int64)
-    retrans = np.empty(n, np.bool_)
-    i = 0
-    for r in range(a, b):
         if payload[r] > 0:
-            t[i] = (time_ns[r] - origin) / 1e9
-            fr[i] = frame[r]
-            seq[i] = seqs[r]
-            seq_end[i] = seqs[r] + payload[r]
-            retrans[i] = resent[r]
-            i += 1
-    kind, direction, r_time, r_rtt = rtt
-    n_mine = 0
-    n_echo = 0
-    for r in range(rtt_lo, rtt_hi):
-        n_mine += kind[r] == kind_data_ack and direction[r] == d
-        n_echo += kind[r] == kind_timestamp and direction[r] == 1 - d
-    rtt_t = np.empty(n_mine)
-    rtt_s = np.empty(n_mine)
-    echo_t = np.empty(n_echo)
-    echo_s = np.empty(n_echo)
-    n_mine = 0
-    n_echo = 0
-    for r in range(rtt_lo, rtt_hi):
-        if kind[r] == kind_data_ack and direction[r] == d:
-            rtt_t[n_mine] = (r_time[r] - origin) / 1e9
-            rtt_s[n_mine] = r_rtt[r] / 1e9
-            n_mine += 1
-        elif kind[r] == kind_timestamp and direction[r] == 1 - d:
-            echo_t[n_echo] = (r_time[r] - origin) / 1e9
-            echo_s[n_echo] = r_rtt[r] / 1e9
-            n_echo += 1
+            t[n] = (time_ns[r] - origin) / 1e9
+            fr[n] = frame[r]
+            seq[n] = seqs[r]
+            seq_end[n] = seqs[r] + payload[r]
+            retrans[n] = resent[r]
+            n += 1
+    t, fr, seq, seq_end, retrans = t[:n], fr[:n], seq[:n], seq_end[:n], retrans[:n]
+    rtt_t, rtt_s, echo_t, echo_s = samples
     # The round trip from the capture point to the sender and back: the handshake splits the
     # round trip at the capture point, SYN -> SYN/ACK is the part through the server, SYN/ACK
     # -> ACK the part through the client (the caller passes the sender's part). No handshake:
     # the timestamp echo through the sender measures the same round trip.
-    lag = sender_lag_ns / 1e9 if sender_lag_ns >= 0 else (echo_s.min() if n_echo else 0.0)
+    lag = sender_lag_ns / 1e9 if sender_lag_ns >= 0 else (echo_s.min() if echo_s.size else 0.0)
     mss = np.int64(rcv_mss)
     if mss <= 0:  # no MSS option: the largest payload sent
         mss = np.int64(1)
@@ -223,26 +234,25 @@ def _gather_acks(f, d, origin, seg, zw, zw_rows, rcv_scale, codes):  # type: ign
     offsets, time_ns, frame, _, payload, acks, window, flags = seg
     ack_flag = codes[0]
     a, b = offsets[2 * f + 1 - d], offsets[2 * f + 2 - d]
+    ack_t = np.empty(b - a)  # (one pass, then cut: see _gather_data)
+    ack_frame = np.empty(b - a, np.int64)
+    ack = np.empty(b - a, np.int64)
+    win = np.empty(b - a, np.int64)
+    ack_payload = np.empty(b - a, np.int64)
     m = 0
     for r in range(a, b):
-        m += (flags[r] & ack_flag) != 0
-    ack_t = np.empty(m)
-    ack_frame = np.empty(m, np.int64)
-    ack = np.empty(m, np.int64)
-    win = np.empty(m, np.int64)
-    ack_payload = np.empty(m, np.int64)
-    i = 0
-    for r in range(a, b):
         if (flags[r] & ack_flag) != 0:
-            ack_t[i] = (time_ns[r] - origin) / 1e9
-            ack_frame[i] = frame[r]
-            ack[i] = acks[r]
+            ack_t[m] = (time_ns[r] - origin) / 1e9
+            ack_frame[m] = frame[r]
+            ack[m] = acks[r]
             # An unknown scale leaves a window's size unknown (-1), except zero: zero scaled
             # is still zero.
             w = np.int64(window[r])
-            win[i] = w if rcv_scale >= 0 else (0 if w == 0 else -1)
-            ack_payload[i] = payload[r]
-            i += 1
+            win[m] = w if rcv_scale >= 0 else (0 if w == 0 else -1)
+            ack_payload[m] = payload[r]
+            m += 1
+    ack_t, ack_frame, ack, win = ack_t[:m], ack_frame[:m], ack[:m], win[:m]
+    ack_payload = ack_payload[:m]
     z_start, z_end, z_frame0, z_frame1, z_reopened, z_dir = zw
     nz = 0
     for z in zw_rows:
@@ -346,10 +356,9 @@ def label_flows(  # type: ignore[no-untyped-def]
         hs_syn, hs_synack = syn_rtt[f], synack_rtt[f]
         # The receiver's window scale and MSS; the sender's lag is the handshake part through
         # the sender: SYN/ACK -> ACK when the client sends, SYN -> SYN/ACK when the server does.
-        data0 = _gather_data(f, 0, origin, seg, resent, rtt, rtt_bounds[f], rtt_bounds[f + 1],
-                             mss_server[f], hs_synack, gather_codes)  # fmt: skip
-        data1 = _gather_data(f, 1, origin, seg, resent, rtt, rtt_bounds[f], rtt_bounds[f + 1],
-                             mss_client[f], hs_syn, gather_codes)  # fmt: skip
+        samples = _gather_samples(origin, rtt, rtt_bounds[f], rtt_bounds[f + 1], gather_codes)
+        data0 = _gather_data(f, 0, origin, seg, resent, samples[0], mss_server[f], hs_synack)
+        data1 = _gather_data(f, 1, origin, seg, resent, samples[1], mss_client[f], hs_syn)
         # Only the main transfer (label_connection's choice) is labelled: the other one's ACKs
         # are not read, so they are not gathered.
         if _payload_bytes(data1) > _payload_bytes(data0):
