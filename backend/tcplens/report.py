@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 import tcplens
-from tcplens.capture.table import ACK, SYN, Capture, endpoint_text
+from tcplens.capture.table import Capture, endpoint_text
 from tcplens.tcp.model import (
     VANTAGE_NAMES,
     TcpAnalysis,
@@ -128,29 +128,19 @@ def timelines_json(analysis: TcpAnalysis, origin_ns: int) -> list[dict[str, Any]
     connection setup), ``handshake_done_s`` (the client's ACK of the SYN/ACK), ``first_data_s``
     / ``last_data_s`` (first and last packet carrying payload, either direction) and
     ``idle_gaps_s`` (``tcp.model.IdleGaps``). A time is null when its packet was not captured."""
-    f, seg, gaps = analysis.flows, analysis.segments, analysis.idle_gaps
+    f, gaps = analysis.flows, analysis.idle_gaps
     n = len(f)
-    # segments are sorted by (flow, direction, frame): the first SYN row of each flow is the
-    # first occurrence of its flow number among the SYN-without-ACK rows
-    syn_rows = np.flatnonzero((seg.flags & (SYN | ACK)) == SYN)
-    syn_flows, first = np.unique(seg.flow_of(syn_rows), return_index=True)
-    syn_ns = np.full(n, -1, np.int64)
-    syn_ns[syn_flows] = seg.time_ns[syn_rows[first]]
-    # first/last packet with payload: the min/max time (a capture's time may go backwards) of
-    # each (flow, direction) slice's data rows, one reduceat each over the data rows only (not
-    # ufunc.at, an unbuffered scatter at ~70 ns per packet; nor two n-sized np.where copies)
-    data = seg.payload_len > 0
-    data_rows = np.flatnonzero(data)
-    data_ns = seg.time_ns[data]  # a masked copy: faster than gathering by data_rows
-    lo = np.searchsorted(data_rows, seg.offsets[:-1])  # each slice's data rows: [lo, hi)
-    has_data = lo < np.searchsorted(data_rows, seg.offsets[1:])
-    first_dir = np.full(lo.size, np.iinfo(np.int64).max, np.int64)
-    last_dir = np.full(lo.size, -1, np.int64)
-    if has_data.any():  # the data rows of the slices with data are contiguous, in slice order
-        first_dir[has_data] = np.minimum.reduceat(data_ns, lo[has_data])
-        last_dir[has_data] = np.maximum.reduceat(data_ns, lo[has_data])
-    first_data = first_dir.reshape(n, 2).min(axis=1)
-    last_data = last_dir.reshape(n, 2).max(axis=1)
+    syn_ns = f.first_syn_ns
+    # first/last packet with payload over both directions (each direction's min/max time is in
+    # Flows; a direction without data, bytes 0, counts for neither)
+    has_c2s, has_s2c = f.bytes_c2s > 0, f.bytes_s2c > 0
+    never = np.iinfo(np.int64).max
+    first_data = np.minimum(
+        np.where(has_c2s, f.data_first_ns_c2s, never), np.where(has_s2c, f.data_first_ns_s2c, never)
+    )
+    last_data = np.maximum(
+        np.where(has_c2s, f.data_last_ns_c2s, -1), np.where(has_s2c, f.data_last_ns_s2c, -1)
+    )
     first_data[last_data < 0] = -1
     # gap rows grouped by flow: sort by (flow, start), then cut at each flow's first row
     order = np.lexsort((gaps.start_ns, gaps.flow))

@@ -272,20 +272,6 @@ def _gather_acks(f, d, origin, seg, zw, zw_rows, rcv_scale, codes):  # type: ign
     return ack_t, ack_frame, ack, win, ack_payload, zs, ze, zf0, zf1, zr
 
 
-@numba.njit(cache=True, parallel=True)
-def last_data_ns(offsets, time_ns, payload):  # type: ignore[no-untyped-def]
-    """The latest time (ns) of a segment with payload in each group of Segments rows
-    ``offsets[k]:offsets[k + 1]`` (a direction of a flow), -1 for a group without any."""
-    out = np.empty(offsets.size - 1, np.int64)
-    for k in numba.prange(offsets.size - 1):
-        best = np.int64(-1)
-        for r in range(offsets[k], offsets[k + 1]):
-            if payload[r] > 0:
-                best = max(best, time_ns[r])
-        out[k] = best
-    return out
-
-
 @numba.njit(cache=True)
 def _summarise(out, lo, hi, seconds, counts, merge):  # type: ignore[no-untyped-def]
     """Add up one connection's intervals (rows ``lo:hi`` of ``out``) per factor into

@@ -34,17 +34,17 @@ MAX_LABELLED_CONNECTIONS = 300
 def flow_facts(analysis: TcpAnalysis, origin: int) -> FlowFacts:
     """Per-flow timing and endpoints of every flow, vectorised over flows (times in seconds
     since ``origin``, in ns)."""
-    flows, seg = analysis.flows, analysis.segments
-    n = len(flows)
+    flows = analysis.flows
 
     def secs(ns: I64) -> F64:
         out: F64 = np.where(ns >= 0, (ns - origin) / 1e9, np.nan)
         return out
 
-    # Segments are grouped by (flow, direction): one compiled pass over each group's rows (no
-    # n-sized temporaries).
-    per_dir = flow_labels.last_data_ns(seg.offsets, seg.time_ns, seg.payload_len)
-    last_ns = per_dir.reshape(n, 2).max(axis=1) if n else np.zeros(0, np.int64)
+    # the later of the directions' latest data segments (a direction without data: bytes 0)
+    last_ns = np.maximum(
+        np.where(flows.bytes_c2s > 0, flows.data_last_ns_c2s, -1),
+        np.where(flows.bytes_s2c > 0, flows.data_last_ns_s2c, -1),
+    )
     hs = flows.handshake_rtt_ns
     return FlowFacts(
         id=flows.id.astype(np.int64),

@@ -204,6 +204,11 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     data_lo = np.zeros((nf, 2), np.int64)
     data_hi = np.zeros((nf, 2), np.int64)
     has_data = np.zeros((nf, 2), np.bool_)
+    data_first_ns = np.full((nf, 2), -1, np.int64)  # earliest / latest data segment time
+    data_last_ns = np.full((nf, 2), -1, np.int64)
+    syn_ns = np.zeros((nf, 2), np.int64)  # the direction's first SYN without ACK, if has_syn
+    has_syn = np.zeros((nf, 2), np.bool_)
+    first_syn_ns = np.full(nf, -1, np.int64)  # the client's, else the server's; -1 without
     resent_n = np.zeros((nf, 2), np.int64)
     has_ts = np.zeros((nf, 2), np.bool_)
     flow_first_ns = np.zeros(nf, np.int64)
@@ -561,10 +566,15 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                         again = s < data_hi[uf, fw] or (ev & RETRANSMISSION) != 0
                         data_lo[uf, fw] = min(data_lo[uf, fw], s)
                         data_hi[uf, fw] = max(data_hi[uf, fw], data_end)
+                        # (min and max: a capture's clock may step back)
+                        data_first_ns[uf, fw] = min(data_first_ns[uf, fw], t)
+                        data_last_ns[uf, fw] = max(data_last_ns[uf, fw], t)
                     else:
                         again = (ev & RETRANSMISSION) != 0
                         data_lo[uf, fw] = s
                         data_hi[uf, fw] = data_end
+                        data_first_ns[uf, fw] = t
+                        data_last_ns[uf, fw] = t
                         has_data[uf, fw] = True
                     again = again and (ev & (KEEP_ALIVE | ZERO_WINDOW_PROBE)) == 0
                     out_resent[u] = again
@@ -572,6 +582,9 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                         resent_n[uf, fw] += 1
                 else:
                     out_resent[u] = False
+                if (fl & 0x12) == 0x02 and not has_syn[uf, fw]:  # SYN without ACK
+                    syn_ns[uf, fw] = t
+                    has_syn[uf, fw] = True
                 if fl & 0x01:
                     fin_rst[f] |= 1
                 if fl & 0x04:
@@ -597,6 +610,9 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     zw[zw_base + n_zw, 2] = 0
                     n_zw += 1
             flow_first_ns[f] = lo_t
+            for d in range(2):
+                if has_syn[f, 1 - d]:  # (the client's, read last, wins)
+                    first_syn_ns[f] = syn_ns[f, 1 - d]
             flow_last_ns[f] = hi_t
             n_rtt_of[f] = n_rtt
             n_zw_of[f] = n_zw
@@ -612,6 +628,9 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         data_hi,
         resent_n,
         has_ts,
+        data_first_ns,
+        data_last_ns,
+        first_syn_ns,
         flow_first_ns,
         flow_last_ns,
         fin_rst,

@@ -131,6 +131,14 @@ class Flows:
     bytes_s2c: I64
     retransmissions_c2s: I64  # data segments re-sending sequence space (tcp.resent)
     retransmissions_s2c: I64
+    # Earliest and latest segment with payload of each direction (min/max: a capture's clock may
+    # step back); -1 without data (a direction has data exactly when its bytes are > 0)
+    data_first_ns_c2s: I64
+    data_first_ns_s2c: I64
+    data_last_ns_c2s: I64
+    data_last_ns_s2c: I64
+    # the first SYN without ACK: the client's first (capture order), else the server's; -1 if none
+    first_syn_ns: I64
     syn_ns: I64  # last SYN before the SYN/ACK (the one the server answered), -1 if not seen
     synack_ns: I64  # first SYN/ACK, -1 if not seen
     handshake_ack_ns: I64  # the client's first ACK after the SYN/ACK, -1 if not seen

@@ -53,6 +53,9 @@ class FlowFacts:
     unique_bytes: I64  # (F, 2) highest data end - lowest data start (0 without data)
     resent: I64  # (F, 2) data segments re-sending sequence space (tcp.resent)
     has_ts: B  # (F, 2) the direction sent the timestamps option
+    data_first_ns: I64  # (F, 2) earliest / latest time of a segment with payload, -1 without
+    data_last_ns: I64
+    first_syn_ns: I64  # first SYN without ACK: the client's first, else the server's; -1 without
     fin: B
     rst: B
     chunks: I64  # flow boundaries of the parallel chunks (tcp.grouping)
@@ -145,7 +148,8 @@ def build_segments(
         idle,
     )
     (syn, synack, hs_ack, ws, mss, sack_perm, lo, hi, resent, has_ts) = r[:10]
-    (first_ns, last_ns, fin_rst, n_rtt, n_zw, n_idle) = r[10:]
+    (data_first_ns, data_last_ns, first_syn_ns) = r[10:13]
+    (first_ns, last_ns, fin_rst, n_rtt, n_zw, n_idle) = r[13:]
     handshake = Handshake(
         syn=syn,
         synack=synack,
@@ -170,6 +174,9 @@ def build_segments(
         unique_bytes=hi - lo,
         resent=resent,
         has_ts=has_ts,
+        data_first_ns=data_first_ns,
+        data_last_ns=data_last_ns,
+        first_syn_ns=first_syn_ns,
         fin=(fin_rst & 1) != 0,
         rst=(fin_rst & 2) != 0,
         chunks=layout.chunks,

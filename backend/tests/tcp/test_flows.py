@@ -110,6 +110,44 @@ def test_thousands_of_connections_keep_first_packet_order() -> None:
     assert f.packets[0] == 2
 
 
+def test_data_times_per_direction_and_the_first_pure_syn() -> None:
+    """Flows keeps each direction's earliest and latest data segment (min/max: the clock may
+    step back) and the client's first SYN without ACK (a retransmitted SYN counts from the
+    first), so the report and the diagnosis need no pass over every segment."""
+    segs = [Seg(0, True, 0, flags=SYN, window=64240, mss=1460)]  # first SYN, then handshake()'s
+    segs += handshake(t0=5)
+    segs += [Seg(30, True, 1, ack=1, length=100), Seg(25, True, 101, ack=1, length=50)]
+    segs += [Seg(40, False, 1, ack=151, length=10), Seg(50, True, 151, ack=11)]
+    segs += [Seg(60, False, 0, flags=SYN, src=OTHER, dst=CLIENT)]  # only a peer's SYN, no data
+    f = analyze_tcp(table(segs)).flows
+    ns = [1_700_000_000_000_000_000 + int(t * 1e6) for t in (0, 25, 30, 40, 60)]
+    assert f.first_syn_ns.tolist() == [ns[0], ns[4]]
+    assert f.data_first_ns_c2s.tolist() == [ns[1], -1]  # the earliest, not the first captured
+    assert f.data_last_ns_c2s.tolist() == [ns[2], -1]
+    assert f.data_first_ns_s2c.tolist() == [ns[3], -1]
+    assert f.data_last_ns_s2c.tolist() == [ns[3], -1]
+
+
+@pytest.mark.parametrize(
+    "path", shared_files(LAB, "*.pcap") + shared_files(PRACTICAL, "*.pcap*"), ids=lambda p: p.name
+)
+def test_data_times_and_first_syn_are_those_of_the_segments(path) -> None:  # type: ignore[no-untyped-def]
+    """Flows' per-direction data times and first pure SYN equal a direct reading of Segments."""
+    a = analyze_tcp(read_capture(path).packets)
+    f, seg = a.flows, a.segments
+    for k in range(2 * len(f)):
+        rows = slice(int(seg.offsets[k]), int(seg.offsets[k + 1]))
+        data = seg.time_ns[rows][seg.payload_len[rows] > 0]
+        first = f.data_first_ns_c2s if k % 2 == 0 else f.data_first_ns_s2c
+        last = f.data_last_ns_c2s if k % 2 == 0 else f.data_last_ns_s2c
+        expected = (int(data.min()), int(data.max())) if data.size else (-1, -1)
+        assert (int(first[k // 2]), int(last[k // 2])) == expected
+    for i in range(len(f)):
+        rows = slice(int(seg.offsets[2 * i]), int(seg.offsets[2 * i + 2]))  # client's rows first
+        syn = seg.time_ns[rows][(seg.flags[rows] & (SYN | ACK)) == SYN]
+        assert int(f.first_syn_ns[i]) == (int(syn[0]) if syn.size else -1)
+
+
 @pytest.mark.parametrize(
     "path", shared_files(LAB, "*.pcap") + shared_files(PRACTICAL, "*.pcapng"), ids=lambda p: p.name
 )
