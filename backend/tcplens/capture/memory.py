@@ -111,12 +111,18 @@ def _populate_parallel(address: int, nbytes: int, cores: int) -> None:
         released.wait()
         _populate(start, size)
 
-    threads = [threading.Thread(target=populate_when_released, args=part) for part in parts[1:]]
-    for thread in threads:
-        thread.start()
-    released.set()
-    _populate(*parts[0])
-    for thread in threads:
+    started: list[threading.Thread] = []
+    for part in parts[1:]:
+        thread = threading.Thread(target=populate_when_released, args=part)
+        try:
+            thread.start()
+        except RuntimeError:  # no more threads (a process limit): this one populates the rest
+            break
+        started.append(thread)
+    released.set()  # always: a started thread must never wait for ever
+    for part in [parts[0], *parts[1 + len(started) :]]:
+        _populate(*part)
+    for thread in started:
         thread.join()
 
 

@@ -122,3 +122,31 @@ def test_a_small_range_is_populated_in_one_call(monkeypatch: pytest.MonkeyPatch)
     )
     memory._populate_parallel(4096, memory._PARALLEL_MIN - 1, 4)
     assert calls == [(4096, memory._PARALLEL_MIN - 1)]
+
+
+def test_parts_whose_thread_cannot_start_are_populated_here(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A process at its thread limit: the started threads are still released (no hang) and
+    the parts left over are populated by the caller."""
+    calls: list[tuple[int, int]] = []
+    lock = threading.Lock()
+
+    def populate(address: int, nbytes: int) -> None:
+        with lock:
+            calls.append((address, nbytes))
+
+    class Thread(threading.Thread):
+        starts = 0
+
+        def start(self) -> None:
+            Thread.starts += 1
+            if Thread.starts > 1:
+                raise RuntimeError("can't start new thread")
+            super().start()
+
+    monkeypatch.setattr(memory, "_populate", populate)
+    monkeypatch.setattr(memory.threading, "Thread", Thread)
+    address, nbytes = 1 << 40, 64 * MIB
+    memory._populate_parallel(address, nbytes, 4)
+    assert sorted(calls) == memory._parts(address, nbytes, 4)
