@@ -33,8 +33,10 @@ def analyze_tcp(packets: PacketTable, start_ns: int | None = None) -> TcpAnalysi
     """
     if start_ns is None:
         start_ns = int(packets.ts_ns.min()) if len(packets) else 0
-    # scratch shared by the passes: first one value per packet for the flow assignment, then
-    # two per TCP packet for the per-flow passes (its pages are touched once for all of them)
+    # scratch shared by the passes (its pages are touched once for all of them): the flow
+    # assignment's tags and the flow layout's rows (its second half, read by build_segments),
+    # then two values per TCP packet for the per-flow passes: build_segments only uses the
+    # first (it must not overwrite the layout), rtt_samples both
     scratch = empty(2 * len(packets), np.int32)
     fa = assign_flows(packets, scratch)
     work = scratch[: 2 * fa.n_packets].reshape(2, -1)

@@ -91,11 +91,15 @@ class FlowAssignment:
 def assign_flows(packets: PacketTable, scratch: I32 | None = None) -> FlowAssignment:
     """Split the capture's TCP packets into flows (see module docstring).
 
-    ``scratch`` is an int32 array of at least one value per PacketTable row that the passes
-    may overwrite (the caller's work memory, so its pages are touched once for both).
+    ``scratch`` is an int32 array of at least two values per PacketTable row that the passes
+    may overwrite (the caller's work memory, so its pages are touched once for all its uses):
+    the first half holds each row's tag while the flows are found, the second half the
+    layout's rows (:attr:`FlowLayout.rows`), which stay there until the caller reuses it.
     """
     n_rows = len(packets)
-    tag = empty(n_rows, np.int32) if scratch is None else scratch[:n_rows]
+    if scratch is None:
+        scratch = empty(2 * n_rows, np.int32)
+    tag = scratch[:n_rows]
     parts = max(1, min(n_rows, PARTS_PER_THREAD * numba.get_num_threads()))
     bounds = (np.arange(parts + 1, dtype=np.int64) * n_rows) // parts
     # per part, regions of these arrays starting at the part's first row: a part has at most
@@ -146,7 +150,9 @@ def assign_flows(packets: PacketTable, scratch: I32 | None = None) -> FlowAssign
     )
     del keys, counts, event_row, event_tag, event_before
     first_row, client_from_syn, isn_client, isn_server = per_flow
-    layout = scatter_by_flow(bounds, n_local, tag, piece, pieces, offsets, sack_offsets)
+    layout = scatter_by_flow(
+        bounds, n_local, tag, piece, pieces, offsets, sack_offsets, scratch[n_rows : 2 * n_rows]
+    )
     return FlowAssignment(
         layout=layout,
         client_from_syn=client_from_syn,

@@ -55,6 +55,7 @@ def scatter_by_flow(
     pieces: tuple[I64, I64, I64, U8],
     offsets: I64,
     sack_offsets: I64,
+    rows_out: I32,
 ) -> FlowLayout:
     """The flow-major layout of the packets :mod:`tcplens.tcp.flows` tagged (see its step 3).
 
@@ -62,10 +63,12 @@ def scatter_by_flow(
     conversations, ``tag`` each row's local conversation and direction, ``first_piece`` each
     local conversation's first piece (at ``bounds[part] + conversation``), ``pieces`` per piece its
     first row, the next piece of the same local conversation, its first position in the layout
-    and its direction flip.
+    and its direction flip. The rows are written to ``rows_out`` (at least one value per TCP
+    packet; the caller's work memory, not a fresh array: fresh pages are the main per-packet
+    cost, issue 4).
     """
     n = int(offsets[-1])
-    rows = empty(n, np.int32)
+    rows = rows_out[:n]
     direction = empty(n, np.uint8)
     piece_row, piece_next, piece_at, piece_flip = pieces
     _scatter(
