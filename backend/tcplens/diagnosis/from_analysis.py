@@ -84,7 +84,7 @@ class KernelColumns:
         self._segments = seg
         self.rtt = (rtt.kind, rtt.direction, rtt.time_ns, rtt.rtt_ns)
         # (keys of the column's own type: int64 keys would make numpy copy the column to int64)
-        self.rtt_bounds = np.searchsorted(rtt.flow, np.arange(n + 1, dtype=rtt.flow.dtype))
+        self.rtt_bounds = rtt.offsets
         self.zw = (
             zw.start_ns, zw.end_ns, zw.start_frame, zw.end_frame, zw.reopened, zw.direction,
         )  # fmt: skip

@@ -119,7 +119,7 @@ def graph_columns(analysis: TcpAnalysis) -> dict[str, npt.NDArray[Any]]:
         # completing packet, which travels opposite to the data it times.
         seg_key = np.repeat(np.arange(seg.offsets.size - 1), np.diff(seg.offsets)) << 32 | seg.frame
         reverse = 1 - rtt.direction.astype(np.int64)
-        sample_key = (rtt.flow.astype(np.int64) * 2 + reverse) << 32 | rtt.frame
+        sample_key = (rtt.flow_column().astype(np.int64) * 2 + reverse) << 32 | rtt.frame
         rows = np.minimum(np.searchsorted(seg_key, sample_key), n - 1)
         found = seg_key[rows] == sample_key
         # Several samples can complete on one packet (an ACK and a timestamp echo): the first

@@ -3,9 +3,9 @@
 This is what the graphs draw and what the diagnosis reasons on. Everything is columnar: one
 row per flow, per packet of a flow, per RTT sample, per zero-window span, per idle gap. Rows of
 different flows live in the same arrays; a ``flow`` column (0-based row in :class:`Flows`, so
-``flow + 1`` is the user-facing flow id) ties them together, and :class:`Segments` is sorted by
-``(flow, direction, frame)`` with CSR ``offsets`` so that one direction of one flow is a
-contiguous slice.
+``flow + 1`` is the user-facing flow id) ties them together, or, for the two biggest tables, the
+sort order: :class:`Segments` is sorted by ``(flow, direction, frame)`` and :class:`RttSamples` by
+flow, each with CSR ``offsets`` so that one flow (one direction of it) is a contiguous slice.
 
 Conventions
 -----------
@@ -275,9 +275,14 @@ class Segments:
 
 @dataclass(frozen=True)
 class RttSamples:
-    """Round-trip time samples of all flows, sorted by ``(flow, time_ns)``."""
+    """Round-trip time samples of all flows, sorted by flow, then by the completing packet's
+    frame (kinds in :data:`RTT_KIND_NAMES` order on the same packet).
 
-    flow: I32
+    ``offsets`` (length ``n_flows + 1``) delimits each flow's samples: flow row ``f``'s are rows
+    ``offsets[f] : offsets[f + 1]``, so a row's flow is not stored (:meth:`flow_column`).
+    """
+
+    offsets: I64
     direction: U8  # direction of the data (or SYN / TSval) being timed
     kind: U8  # RTT_* code
     time_ns: I64  # when the sample completed (the acknowledging / echoing packet)
@@ -287,6 +292,13 @@ class RttSamples:
 
     def __len__(self) -> int:
         return int(self.frame.shape[0])
+
+    def flow_column(self) -> I32:
+        """The flow row of every sample: an n-sized array made on demand (4 bytes per sample)."""
+        flow: I32 = np.repeat(
+            np.arange(self.offsets.shape[0] - 1, dtype=np.int32), np.diff(self.offsets)
+        )
+        return flow
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,7 @@ def rtt_samples(
     np.cumsum(count, out=out[1:])
     k = int(out[-1])
     rtt = RttSamples(
-        flow=empty(k, np.int32),
+        offsets=out,
         direction=empty(k, np.uint8),
         kind=empty(k, np.uint8),
         time_ns=empty(k, np.int64),
@@ -126,7 +126,7 @@ def rtt_samples(
         work[1],
         n_timestamp,
         out,
-        (rtt.flow, rtt.direction, rtt.kind, rtt.time_ns, rtt.rtt_ns, rtt.frame, rtt.sent_frame),
+        (rtt.direction, rtt.kind, rtt.time_ns, rtt.rtt_ns, rtt.frame, rtt.sent_frame),
     )
     path = PathRtt(
         min_ns=stats[:, 0].copy(),
@@ -362,7 +362,7 @@ def _write(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     """Per flow: the merge of all samples by completing frame (data → ACK first, then
     timestamp, then handshake samples, as the kinds are numbered), negative samples dropped as
     :func:`_count` counted them, each written to its final row ``out[f] + j``."""
-    flow, sent_dir, kind_of, t_of, rtt_of, ack_frame, sent_frame = columns
+    sent_dir, kind_of, t_of, rtt_of, ack_frame, sent_frame = columns
     for c in numba.prange(chunks.shape[0] - 1):
         for f in range(chunks[c], chunks[c + 1]):
             lo0 = offsets[2 * f]
@@ -417,7 +417,6 @@ def _write(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 if rt < 0:
                     continue
                 u = np.uint64(o)  # unsigned: numba adds no negative-index wraparound per store
-                flow[u] = f
                 sent_dir[u] = 0 if s < lo1 else 1
                 kind_of[u] = kind
                 t_of[u] = time_ns[a]

@@ -29,7 +29,7 @@ def test_rtt_samples_land_on_the_packet_that_completes_them() -> None:
     seg, rtt = analysis.segments, analysis.rtt
     has = ~np.isnan(columns["rtt_s"])
     # One sample per completing packet at most; every sample's packet carries one.
-    assert has.sum() == len(np.unique(np.stack([rtt.flow, rtt.frame]), axis=1).T)
+    assert has.sum() == len(np.unique(np.stack([rtt.flow_column(), rtt.frame]), axis=1).T)
     # The completing packet travels opposite to the data it times, at the sample's time.
     rows = np.flatnonzero(has)
     first = int(np.flatnonzero(rtt.frame == seg.frame[rows[0]])[0])
