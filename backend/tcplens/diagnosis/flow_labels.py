@@ -275,8 +275,8 @@ def _gather_acks(f, d, origin, seg, zw, zw_rows, rcv_scale, codes):  # type: ign
 @numba.njit(cache=True)
 def _summarise(out, lo, hi, seconds, counts, merge):  # type: ignore[no-untyped-def]
     """Add up one connection's intervals (rows ``lo:hi`` of ``out``) per factor into
-    ``seconds`` and ``counts``, then, if ``merge``, merge its runs in place. Returns how many
-    rows it keeps.
+    ``seconds`` and ``counts`` and, if ``merge``, merge its runs in place, in one pass.
+    Returns how many rows it keeps.
 
     The seconds are added in the intervals' order, one factor at a time, as a weighted
     ``np.bincount`` over them adds them: the same float sums, bit for bit. A run is a sequence
@@ -288,24 +288,29 @@ def _summarise(out, lo, hi, seconds, counts, merge):  # type: ignore[no-untyped-
     segment.
     """
     o_flow, o_t0, o_t1, o_factor, o_frame0, o_frame1, o_stall = out
-    for r in range(lo, hi):
-        f = o_factor[r]
-        if f >= 0:
-            seconds[f] += o_t1[r] - o_t0[r]
-            counts[f] += 1
     if not merge:
+        for r in range(lo, hi):
+            f = o_factor[r]
+            if f >= 0:
+                seconds[f] += o_t1[r] - o_t0[r]
+                counts[f] += 1
         return hi - lo
+    # One pass: row r is read before anything is written to it (runs are written at w <= r).
     w = lo  # next free row; rows lo:w are the runs so far
     open_run = False  # whether row w - 1 is a run the next interval may extend
     for r in range(lo, hi):
-        mergeable = o_t1[r] >= o_t0[r]
-        if open_run and mergeable and o_factor[r] == o_factor[w - 1] and o_t0[r] == o_t1[w - 1]:
-            o_t1[w - 1] = o_t1[r]
+        f, t0, t1 = o_factor[r], o_t0[r], o_t1[r]
+        if f >= 0:
+            seconds[f] += t1 - t0
+            counts[f] += 1
+        mergeable = t1 >= t0
+        if open_run and mergeable and f == o_factor[w - 1] and t0 == o_t1[w - 1]:
+            o_t1[w - 1] = t1
             o_frame1[w - 1] = max(o_frame1[w - 1], o_frame1[r])
             o_stall[w - 1] += o_stall[r]
             continue
         if w != r:
-            o_flow[w], o_t0[w], o_t1[w], o_factor[w] = o_flow[r], o_t0[r], o_t1[r], o_factor[r]
+            o_flow[w], o_t0[w], o_t1[w], o_factor[w] = o_flow[r], t0, t1, f
             o_frame0[w], o_frame1[w], o_stall[w] = o_frame0[r], o_frame1[r], o_stall[r]
         w += 1
         open_run = mergeable
