@@ -209,8 +209,11 @@ def events_json(analysis: TcpAnalysis) -> list[dict[str, Any]]:
     frames = seg.frame[rows].tolist()
     flows = (seg.flow_of(rows) + 1).tolist()
     bits = seg.events[rows].tolist()
+    # a few distinct bit masks among up to millions of events: each mask's names are made once
+    # (event_names per event took ~1.1 us, 2/3 of this function on a 1.7M-event capture)
+    names = {b: tuple(event_names(b)) for b in set(bits)}
     return [
-        {"frame": fr, "flow": fl, "kinds": event_names(b)}
+        {"frame": fr, "flow": fl, "kinds": list(names[b])}
         for fr, fl, b in zip(frames, flows, bits, strict=True)
     ]
 
