@@ -121,3 +121,21 @@ def test_select_puts_the_rank_k_value_in_place_like_a_sort(values) -> None:  # t
         assert w[k] == expected[k]
         assert np.all(w[:k] <= w[k]) and np.all(w[k + 1 :] >= w[k])
         assert np.array_equal(np.sort(w), expected)  # a permutation of the input
+
+
+def test_select_works_inside_a_range_and_leaves_the_rest_alone() -> None:
+    """_path_rtt selects within one direction's part of a flow's values (and the p95 after the
+    median, from mid + 1): only v[lo:hi] may move."""
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        n = int(rng.integers(1, 300))
+        v = rng.integers(0, int(rng.choice([3, 50, 10**6])), n).astype(np.int64)
+        lo = int(rng.integers(0, n))
+        hi = int(rng.integers(lo + 1, n + 1))
+        k = int(rng.integers(lo, hi))
+        w = v.copy()
+        _select(w, lo, hi, k)
+        assert w[k] == np.sort(v[lo:hi])[k - lo]
+        assert np.all(w[lo:k] <= w[k]) and np.all(w[k + 1 : hi] >= w[k])
+        assert np.array_equal(w[:lo], v[:lo]) and np.array_equal(w[hi:], v[hi:])
+        assert np.array_equal(np.sort(w[lo:hi]), np.sort(v[lo:hi]))
