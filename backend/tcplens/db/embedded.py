@@ -34,6 +34,9 @@ logger = logging.getLogger(__name__)
 _POSTMASTER_PID_LINES = 8
 _START_ATTEMPTS = 3
 _STARTUP_TIMEOUT_S = 120.0
+# how long a server must stay unseen (no live process in postmaster.pid, no postmaster of the
+# directory) before a wait for it to start ends: pg_ctl's child execs postgres in a moment
+_GONE_AFTER_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -91,13 +94,23 @@ def _get_server(data_dir: Path, cleanup_mode: str) -> Any:
 
 
 def _wait_while_starting(data_dir: Path, timeout_s: float) -> None:
-    """Return once the postmaster of ``data_dir`` is ready, or once none is running any more."""
+    """Return once the postmaster of ``data_dir`` is ready, or once none is running any more.
+
+    A postmaster writes its postmaster.pid line by line as it starts (the status line last), and
+    the package fails outright on a file without all its lines: while the file names a live
+    process, the server is starting. Right after ``pg_ctl`` gave up, the server may not have
+    exec'd ``postgres`` or written the file yet, so it counts as gone only when neither the file's
+    process nor a postmaster of the directory has been seen for ``_GONE_AFTER_S``.
+    """
     deadline = time.monotonic() + timeout_s
+    last_seen = time.monotonic()
     while time.monotonic() < deadline:
         lines = _read_lines(data_dir / "postmaster.pid")
         if len(lines) >= _POSTMASTER_PID_LINES and lines[7].strip() == "ready":
             return
-        if not _postmasters_of(data_dir):
+        if (lines and _is_alive(lines[0])) or _postmasters_of(data_dir):
+            last_seen = time.monotonic()
+        elif time.monotonic() - last_seen >= _GONE_AFTER_S:
             return
         time.sleep(0.2)
 
@@ -134,6 +147,13 @@ def _remove_stale_postmaster_pid(data_dir: Path) -> None:
         return
     logger.warning("removing stale %s", pid_file)
     pid_file.unlink(missing_ok=True)
+
+
+def _is_alive(pid_line: str) -> bool:
+    try:
+        return psutil.pid_exists(int(pid_line.strip()))
+    except ValueError:
+        return False
 
 
 def _is_postmaster_of(pid_line: str, data_dir: Path) -> bool:

@@ -5,6 +5,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -51,6 +53,41 @@ def test_live_unrelated_pid_in_postmaster_pid_is_stale(scratch: Path) -> None:
     pid_file.write_text(f"{os.getpid()}\n{scratch}\n1700000000\n5432\n{scratch}\n\n1 2\nready\n")
     embedded._remove_stale_postmaster_pid(scratch)
     assert not pid_file.exists()
+
+
+def test_wait_goes_on_while_postmaster_pid_is_being_written(
+    scratch: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A starting server's postmaster.pid lacks its status line at first (the package fails on
+    such a file): the wait goes on while the file's process lives, until the status is ready.
+    The process here is not a postgres of the directory, so only the file shows it is starting."""
+    monkeypatch.setattr(embedded, "_GONE_AFTER_S", 0.3)
+    starting = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    pid_file = scratch / "postmaster.pid"
+    head = f"{starting.pid}\n{scratch}\n1700000000\n5432\n\n\n1 2\n"
+    pid_file.write_text(head)
+    timer = threading.Timer(0.8, lambda: pid_file.write_text(head + "ready\n"))
+    try:
+        timer.start()
+        began = time.monotonic()
+        embedded._wait_while_starting(scratch, timeout_s=10)
+        waited = time.monotonic() - began
+        assert pid_file.read_text().endswith("ready\n")
+        assert 0.7 < waited < 5
+    finally:
+        timer.cancel()
+        starting.kill()
+        starting.wait()
+
+
+def test_wait_ends_soon_once_no_server_is_starting(
+    scratch: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(embedded, "_GONE_AFTER_S", 0.3)
+    (scratch / "postmaster.pid").write_text(f"{_dead_pid()}\n{scratch}\n1700000000\n")
+    began = time.monotonic()
+    embedded._wait_while_starting(scratch, timeout_s=10)
+    assert 0.3 <= time.monotonic() - began < 3
 
 
 def test_server_restarts_after_being_killed(new_cluster_dir: Callable[[], Path]) -> None:
