@@ -151,7 +151,7 @@ def _remove_stale_postmaster_pid(data_dir: Path) -> None:
 
 def _is_alive(pid_line: str) -> bool:
     try:
-        return psutil.pid_exists(int(pid_line.strip()))
+        return bool(psutil.pid_exists(int(pid_line.strip())))
     except ValueError:
         return False
 
