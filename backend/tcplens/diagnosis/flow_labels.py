@@ -319,11 +319,13 @@ def _summarise(out, lo, hi, seconds, counts, merge):  # type: ignore[no-untyped-
 
 @numba.njit(cache=True, parallel=True)
 def label_flows(  # type: ignore[no-untyped-def]
-    chosen, bound, origin, seg, resent, rtt, rtt_bounds, zw, zw_order, zw_bounds, flows,
+    chosen, bound, parts, origin, seg, resent, rtt, rtt_bounds, zw, zw_order, zw_bounds, flows,
     gather_codes, codes, n_factors, merge,
 ):  # fmt: skip
     """Label every chosen connection (flow rows, ascending) at once, in parallel across
-    connections: each labels its intervals (at most ``bound[c + 1] - bound[c]``), adds them up
+    connections (``parts``: the connection boundaries of the parts the threads share out, see
+    ``from_analysis.label_parts``): each labels its intervals (at most ``bound[c + 1] -
+    bound[c]``), adds them up
     per factor, (``merge``) merges their runs (``_summarise``) and writes what it keeps from
     row ``bound[c]`` on; then the blocks are packed.
     Returns the intervals (``timeline.Intervals``' columns), where each connection's begin, and
@@ -341,45 +343,52 @@ def label_flows(  # type: ignore[no-untyped-def]
     written = np.zeros(chosen.size, np.int64)
     seconds = np.zeros((chosen.size, n_factors))
     counts = np.zeros((chosen.size, n_factors), np.int64)
-    for c in numba.prange(chosen.size):
-        f = chosen[c]
-        rows = zw_order[zw_bounds[f] : zw_bounds[f + 1]]
-        hs_syn, hs_synack = syn_rtt[f], synack_rtt[f]
-        # The receiver's window scale and MSS; the sender's lag is the handshake part through
-        # the sender: SYN/ACK -> ACK when the client sends, SYN -> SYN/ACK when the server does.
-        samples = _gather_samples(origin, rtt, rtt_bounds[f], rtt_bounds[f + 1], gather_codes)
-        data0 = _gather_data(f, 0, origin, seg, resent, samples[0], mss_server[f], hs_synack)
-        data1 = _gather_data(f, 1, origin, seg, resent, samples[1], mss_client[f], hs_syn)
-        # Only the main transfer (label_connection's choice) is labelled: the other one's ACKs
-        # are not read, so they are not gathered.
-        if _payload_bytes(data1) > _payload_bytes(data0):
-            tx0 = _transfer(data0, _no_acks())
-            tx1 = _transfer(data1, _gather_acks(f, 1, origin, seg, zw, rows, scale_client[f],
-                                                gather_codes))  # fmt: skip
-        else:
-            tx0 = _transfer(data0, _gather_acks(f, 0, origin, seg, zw, rows, scale_server[f],
-                                                gather_codes))  # fmt: skip
-            tx1 = _transfer(data1, _no_acks())
-        hs = (hs_syn + hs_synack) / 1e9 if hs_syn >= 0 and hs_synack >= 0 else np.nan
-        syn_s = (syn_ns[f] - origin) / 1e9 if syn_ns[f] >= 0 else np.nan
-        est_s = (est_ns[f] - origin) / 1e9 if est_ns[f] >= 0 else np.nan
-        first = np.int64(first_frame[f])
-        # The connection's intervals go to memory of its own, which the allocator hands out
-        # again to the next connection (warm), and only its runs to ``out``: writing every
-        # interval there touched ~45 B of fresh pages per labelled segment.
-        size = bound[c + 1] - bound[c]
-        own = (
-            np.empty(size, np.int64), np.empty(size), np.empty(size), np.empty(size, np.int8),
-            np.empty(size, np.int64), np.empty(size, np.int64), np.empty(size),
-        )  # fmt: skip
-        end = label_connection(tx0, tx1, fid[f], (start_ns[f] - origin) / 1e9, syn_s, est_s, hs,
-                               first, first, codes, own, 0)  # fmt: skip
-        kept = _summarise(own, 0, end, seconds[c], counts[c], merge)
-        for i in range(kept):
-            j = bound[c] + i
-            out[0][j], out[1][j], out[2][j], out[3][j] = own[0][i], own[1][i], own[2][i], own[3][i]
-            out[4][j], out[5][j], out[6][j] = own[4][i], own[5][i], own[6][i]
-        written[c] = kept
+    # Each part's connections on one thread (parts: about the same number of rows each)
+    for p in numba.prange(parts.size - 1):
+        for c in range(parts[p], parts[p + 1]):
+            f = chosen[c]
+            rows = zw_order[zw_bounds[f] : zw_bounds[f + 1]]
+            hs_syn, hs_synack = syn_rtt[f], synack_rtt[f]
+            # The receiver's window scale and MSS; the sender's lag is the handshake part through
+            # the sender: SYN/ACK -> ACK when the client sends, SYN -> SYN/ACK when the server does.
+            samples = _gather_samples(origin, rtt, rtt_bounds[f], rtt_bounds[f + 1], gather_codes)
+            data0 = _gather_data(f, 0, origin, seg, resent, samples[0], mss_server[f], hs_synack)
+            data1 = _gather_data(f, 1, origin, seg, resent, samples[1], mss_client[f], hs_syn)
+            # Only the main transfer (label_connection's choice) is labelled: the other one's ACKs
+            # are not read, so they are not gathered.
+            if _payload_bytes(data1) > _payload_bytes(data0):
+                tx0 = _transfer(data0, _no_acks())
+                tx1 = _transfer(data1, _gather_acks(f, 1, origin, seg, zw, rows, scale_client[f],
+                                                    gather_codes))  # fmt: skip
+            else:
+                tx0 = _transfer(data0, _gather_acks(f, 0, origin, seg, zw, rows, scale_server[f],
+                                                    gather_codes))  # fmt: skip
+                tx1 = _transfer(data1, _no_acks())
+            hs = (hs_syn + hs_synack) / 1e9 if hs_syn >= 0 and hs_synack >= 0 else np.nan
+            syn_s = (syn_ns[f] - origin) / 1e9 if syn_ns[f] >= 0 else np.nan
+            est_s = (est_ns[f] - origin) / 1e9 if est_ns[f] >= 0 else np.nan
+            first = np.int64(first_frame[f])
+            # The connection's intervals go to memory of its own, which the allocator hands out
+            # again to the next connection (warm), and only its runs to ``out``: writing every
+            # interval there touched ~45 B of fresh pages per labelled segment.
+            size = bound[c + 1] - bound[c]
+            own = (
+                np.empty(size, np.int64), np.empty(size), np.empty(size), np.empty(size, np.int8),
+                np.empty(size, np.int64), np.empty(size, np.int64), np.empty(size),
+            )  # fmt: skip
+            end = label_connection(tx0, tx1, fid[f], (start_ns[f] - origin) / 1e9, syn_s, est_s, hs,
+                                   first, first, codes, own, 0)  # fmt: skip
+            kept = _summarise(own, 0, end, seconds[c], counts[c], merge)
+            for i in range(kept):
+                j = bound[c] + i
+                out[0][j], out[1][j], out[2][j], out[3][j] = (
+                    own[0][i],
+                    own[1][i],
+                    own[2][i],
+                    own[3][i],
+                )
+                out[4][j], out[5][j], out[6][j] = own[4][i], own[5][i], own[6][i]
+            written[c] = kept
     # Close the gaps between the connections' blocks.
     starts = np.zeros(chosen.size + 1, np.int64)
     for c in range(chosen.size):

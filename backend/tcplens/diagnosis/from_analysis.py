@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from functools import cached_property
 
+import numba
 import numpy as np
 
 from tcplens.capture.table import ACK, Capture, address_text, endpoint_text
@@ -105,13 +106,17 @@ class KernelColumns:
         return resent_segments(self._segments)
 
 
-def label_flows(cols: KernelColumns, origin: int, rows: I64) -> LabelledTime:
+def label_flows(
+    cols: KernelColumns, origin: int, rows: I64, threads: int | None = None
+) -> LabelledTime:
     """The labelled time of the connections in flow ``rows`` (ascending), in one compiled call:
     per connection and factor the seconds and intervals, and all intervals with their runs
-    merged; a connection's own intervals are labelled again, alone, when a rule asks for them."""
+    merged; a connection's own intervals are labelled again, alone, when a rule asks for them.
+    ``threads``: how many parts the connections are shared out in (``label_parts``; default
+    numba's threads); the result does not depend on it."""
     if rows.size == 0:  # (nothing to label: not even the kernel's load is worth paying)
         return LabelledTime.of(Intervals.concat([]))
-    runs, seconds, counts = _label(cols, origin, rows, merge=True)
+    runs, seconds, counts = _label(cols, origin, rows, merge=True, threads=threads)
 
     def exact(c: int) -> Intervals:
         return _label(cols, origin, rows[c : c + 1], merge=False)[0]
@@ -119,7 +124,9 @@ def label_flows(cols: KernelColumns, origin: int, rows: I64) -> LabelledTime:
     return LabelledTime(cols.flows[0][rows], seconds, counts, runs, exact)
 
 
-def _label(cols: KernelColumns, origin: int, rows: I64, merge: bool) -> tuple[Intervals, F64, I64]:
+def _label(
+    cols: KernelColumns, origin: int, rows: I64, merge: bool, threads: int | None = None
+) -> tuple[Intervals, F64, I64]:
     offsets = cols.seg[0]
     # Rows a connection may write: handshake, request delay and turn, one per data segment of
     # its main direction (at most that direction's segments), two per zero-window span.
@@ -128,11 +135,26 @@ def _label(cols: KernelColumns, origin: int, rows: I64, merge: bool) -> tuple[In
     sizes = np.maximum(c2s, s2c) + 3 + 2 * (cols.zw_bounds[rows + 1] - cols.zw_bounds[rows])
     bound = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
     (flow, t0, t1, factor, frame0, frame1, stall), _, seconds, counts = flow_labels.label_flows(
-        rows.astype(np.int64), bound, np.int64(origin), cols.seg, cols.resent, cols.rtt,
+        rows.astype(np.int64), bound, label_parts(bound, threads or numba.get_num_threads()),
+        np.int64(origin), cols.seg, cols.resent, cols.rtt,
         cols.rtt_bounds, cols.zw, cols.zw_order, cols.zw_bounds, cols.flows, cols.gather_codes,
         CODES, len(FACTORS), merge,
     )  # fmt: skip
     return Intervals(flow, t0, t1, factor, frame0, frame1, stall), seconds, counts
+
+
+def label_parts(bound: I64, threads: int) -> I64:
+    """Connection boundaries of ``threads`` parts of consecutive connections holding about the
+    same number of rows (``bound``: each connection's first row, then the total): numba shares
+    a prange's iterations out in equal blocks up front, so equal numbers of connections would
+    leave a thread with the big ones and the other idle. (The rows bound the work: one per
+    data segment of the labelled direction.)"""
+    n = bound.size - 1
+    parts = max(1, min(n, threads))
+    targets = (np.arange(parts, dtype=np.int64) * bound[-1]) // parts
+    cuts = np.searchsorted(bound[:-1], targets, side="left")
+    out: I64 = np.unique(np.concatenate(([0], cuts, [n]))).astype(np.int64)
+    return out
 
 
 class LabelledConnections(Mapping[int, Connection]):
