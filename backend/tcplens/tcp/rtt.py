@@ -342,6 +342,19 @@ def _count(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     return count
 
 
+NONE = np.uint64(1 << 32)  # beyond every frame number (uint32)
+
+
+@inline_kernel
+def _next_pair(acks, a_base, sents, s_base, p, n, frame):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Sample ``p`` of a source (rows ``acks[a_base + p]``, ``sents[s_base + p]``) and its
+    completing frame, or frame :data:`NONE` when the source has no more (unsigned indices)."""
+    if p < n:
+        a = np.uint64(acks[a_base + p])
+        return a, np.uint64(sents[s_base + p]), np.uint64(frame[a])
+    return np.uint64(0), np.uint64(0), NONE
+
+
 @parallel_kernel
 def _write(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     chunks,
@@ -375,55 +388,54 @@ def _write(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             nd = n_data[f]
             db = data_region[f]
             o = out[f]
+            # the next sample of each source: data -> ACK, timestamps echoed by direction 0,
+            # by direction 1, handshake (in that order on the same frame), as (acknowledging
+            # row, timed row, its frame); a source that is done has frame NONE
             pd = 0
             p0 = 0
             p1 = 0
             ph = 0
+            ad, sd, fd = _next_pair(data_ack, db, data_sent, db, pd, nd, frame)
+            a0, s0, f0 = _next_pair(echo_work, lo0, sent_work, lo1, p0, m0, frame)
+            a1, s1, f1 = _next_pair(echo_work, lo1, sent_work, lo0, p1, m1, frame)
+            ah, sh, fh = _next_pair(h_ack, 0, h_sent, 0, ph, nh, frame)
             while True:
-                best = -1
-                best_frame = np.uint32(0)
-                if pd < nd:
-                    best = 0
-                    best_frame = frame[data_ack[db + pd]]
-                if p0 < m0 and (best < 0 or frame[echo_work[lo0 + p0]] < best_frame):
-                    best = 1
-                    best_frame = frame[echo_work[lo0 + p0]]
-                if p1 < m1 and (best < 0 or frame[echo_work[lo1 + p1]] < best_frame):
-                    best = 2
-                    best_frame = frame[echo_work[lo1 + p1]]
-                if ph < nh and (best < 0 or frame[h_ack[ph]] < best_frame):
-                    best = 3
-                if best < 0:
+                # the earliest frame, ties to the earlier source: selects, not branches
+                best = 0
+                a, s, bf = ad, sd, fd
+                if f0 < bf:
+                    best, a, s, bf = 1, a0, s0, f0
+                if f1 < bf:
+                    best, a, s, bf = 2, a1, s1, f1
+                if fh < bf:
+                    best, a, s, bf = 3, ah, sh, fh
+                if bf == NONE:
                     break
                 if best == 0:
-                    a = np.int64(data_ack[db + pd])
-                    s = np.int64(data_sent[db + pd])
                     kind = RTT_DATA_ACK
                     pd += 1
-                elif best == 1:
-                    a = np.int64(echo_work[lo0 + p0])
-                    s = np.int64(sent_work[lo1 + p0])
-                    kind = RTT_TIMESTAMP
-                    p0 += 1
-                elif best == 2:
-                    a = np.int64(echo_work[lo1 + p1])
-                    s = np.int64(sent_work[lo0 + p1])
-                    kind = RTT_TIMESTAMP
-                    p1 += 1
-                else:
-                    a = h_ack[ph]
-                    s = h_sent[ph]
+                    ad, sd, fd = _next_pair(data_ack, db, data_sent, db, pd, nd, frame)
+                elif best == 3:
                     kind = h_kind[ph]
                     ph += 1
+                    ah, sh, fh = _next_pair(h_ack, 0, h_sent, 0, ph, nh, frame)
+                else:
+                    kind = RTT_TIMESTAMP
+                    if best == 1:
+                        p0 += 1
+                        a0, s0, f0 = _next_pair(echo_work, lo0, sent_work, lo1, p0, m0, frame)
+                    else:
+                        p1 += 1
+                        a1, s1, f1 = _next_pair(echo_work, lo1, sent_work, lo0, p1, m1, frame)
                 rt = time_ns[a] - time_ns[s]
                 if rt < 0:
                     continue
                 u = np.uint64(o)  # unsigned: numba adds no negative-index wraparound per store
-                sent_dir[u] = 0 if s < lo1 else 1
+                sent_dir[u] = 0 if s < np.uint64(lo1) else 1
                 kind_of[u] = kind
                 t_of[u] = time_ns[a]
                 rtt_of[u] = rt
-                ack_frame[u] = frame[a]
+                ack_frame[u] = bf
                 sent_frame[u] = frame[s]
                 o += 1
 
