@@ -60,8 +60,8 @@ I64 = npt.NDArray[np.int64]
 U32 = npt.NDArray[np.uint32]
 B = npt.NDArray[np.bool_]
 
-# parts of the capture per thread for the parallel passes: with several, a thread slowed down
-# by other work leaves its remaining parts to the others; each part rediscovers the
+# parts of the capture per thread for the parallel passes (equal row ranges; numba gives each
+# thread a fixed block of them, see grouping.CHUNKS_PER_THREAD); each part rediscovers the
 # conversations it sees, so not many
 PARTS_PER_THREAD = 2
 _NOT_TCP = NOT_TCP | MALFORMED | UNSUPPORTED_LINK

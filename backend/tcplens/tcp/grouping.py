@@ -27,8 +27,11 @@ I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 U8 = npt.NDArray[np.uint8]
 
-# chunks per thread: several, so that a thread slowed down by other work on the machine leaves
-# its remaining chunks to the others (numba hands out prange iterations in blocks)
+# chunks per thread. numba's workqueue layer gives each thread one fixed block of consecutive
+# prange iterations, with no work stealing (checked: a slow first iteration does not move any
+# other to the second thread), so the threads are balanced by each chunk holding about the same
+# number of packets, not by the number of chunks; a thread slowed down by other work on the
+# machine keeps its whole block
 CHUNKS_PER_THREAD = 8
 
 
