@@ -6,7 +6,6 @@ import ctypes
 import threading
 from collections.abc import Sequence
 
-_MADV_DONTNEED = 4  # linux/mman.h
 # below this the run is small: its exit frees little, not worth a thread (~0.2 ms)
 _RELEASE_MIN = 32 << 20
 
@@ -69,16 +68,16 @@ def release_memory_before_exit(regions: Sequence[tuple[int, int]]) -> None:
     if sum(nbytes for _, nbytes in regions) < _RELEASE_MIN:
         return
     try:
-        libc = ctypes.CDLL(None)
-        madvise, malloc_trim = libc.madvise, libc.malloc_trim
+        malloc_trim = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):
         return
-    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     malloc_trim.argtypes = [ctypes.c_size_t]
+    # (imported here: this module is loaded before numpy, which capture.memory needs)
+    from tcplens.capture.memory import drop_range
 
     def drop_regions() -> None:
         for address, nbytes in regions:
-            madvise(address, nbytes, _MADV_DONTNEED)
+            drop_range(address, nbytes)
 
     dropping = threading.Thread(target=drop_regions)
     dropping.start()
