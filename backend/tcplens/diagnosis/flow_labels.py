@@ -324,7 +324,7 @@ def label_flows(  # type: ignore[no-untyped-def]
 ):  # fmt: skip
     """Label every chosen connection (flow rows, ascending) at once, in parallel across
     connections (``parts``: the connection boundaries of the parts the threads share out, see
-    ``from_analysis.label_parts``): each labels its intervals (at most ``bound[c + 1] -
+    ``tcp.grouping.equal_work_parts``): each labels its intervals (at most ``bound[c + 1] -
     bound[c]``), adds them up
     per factor, (``merge``) merges their runs (``_summarise``) and writes what it keeps from
     row ``bound[c]`` on; then the blocks are packed.

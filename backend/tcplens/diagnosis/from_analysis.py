@@ -18,6 +18,7 @@ from tcplens.diagnosis import flow_labels
 from tcplens.diagnosis.finding import FACTORS
 from tcplens.diagnosis.timeline import CODES, Intervals, LabelledTime
 from tcplens.diagnosis.transfer import F64, I64, B, Connection, DnsExchange, FlowFacts, Transfer
+from tcplens.tcp.grouping import equal_work_parts
 from tcplens.tcp.model import (
     CLIENT_TO_SERVER,
     RTT_DATA_ACK,
@@ -112,8 +113,9 @@ def label_flows(
     """The labelled time of the connections in flow ``rows`` (ascending), in one compiled call:
     per connection and factor the seconds and intervals, and all intervals with their runs
     merged; a connection's own intervals are labelled again, alone, when a rule asks for them.
-    ``threads``: how many parts the connections are shared out in (``label_parts``; default
-    numba's threads); the result does not depend on it."""
+    ``threads``: how many parts of about equal rows the connections are shared out in
+    (``tcp.grouping.equal_work_parts``; the rows bound the work: one per data segment of the
+    labelled direction; default numba's threads); the result does not depend on it."""
     if rows.size == 0:  # (nothing to label: not even the kernel's load is worth paying)
         return LabelledTime.of(Intervals.concat([]))
     runs, seconds, counts = _label(cols, origin, rows, merge=True, threads=threads)
@@ -135,26 +137,12 @@ def _label(
     sizes = np.maximum(c2s, s2c) + 3 + 2 * (cols.zw_bounds[rows + 1] - cols.zw_bounds[rows])
     bound = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
     (flow, t0, t1, factor, frame0, frame1, stall), _, seconds, counts = flow_labels.label_flows(
-        rows.astype(np.int64), bound, label_parts(bound, threads or numba.get_num_threads()),
+        rows.astype(np.int64), bound, equal_work_parts(bound, threads or numba.get_num_threads()),
         np.int64(origin), cols.seg, cols.resent, cols.rtt,
         cols.rtt_bounds, cols.zw, cols.zw_order, cols.zw_bounds, cols.flows, cols.gather_codes,
         CODES, len(FACTORS), merge,
     )  # fmt: skip
     return Intervals(flow, t0, t1, factor, frame0, frame1, stall), seconds, counts
-
-
-def label_parts(bound: I64, threads: int) -> I64:
-    """Connection boundaries of ``threads`` parts of consecutive connections holding about the
-    same number of rows (``bound``: each connection's first row, then the total): numba shares
-    a prange's iterations out in equal blocks up front, so equal numbers of connections would
-    leave a thread with the big ones and the other idle. (The rows bound the work: one per
-    data segment of the labelled direction.)"""
-    n = bound.size - 1
-    parts = max(1, min(n, threads))
-    targets = (np.arange(parts, dtype=np.int64) * bound[-1]) // parts
-    cuts = np.searchsorted(bound[:-1], targets, side="left")
-    out: I64 = np.unique(np.concatenate(([0], cuts, [n]))).astype(np.int64)
-    return out
 
 
 class LabelledConnections(Mapping[int, Connection]):

@@ -83,14 +83,21 @@ def scatter_by_flow(
 
 def flow_chunks(offsets: I64) -> I64:
     """Flow boundaries of chunks of whole flows holding about the same number of packets."""
-    n_flows = (int(offsets.shape[0]) - 1) // 2
-    n = int(offsets[-1])
-    n_chunks = max(1, min(n_flows, CHUNKS_PER_THREAD * numba.get_num_threads()))
-    # chunk c starts at the first flow whose first packet is at or after c / n_chunks of them
-    targets = (np.arange(n_chunks, dtype=np.int64) * n) // n_chunks
-    cuts = np.searchsorted(offsets[0:-1:2], targets, side="left")
-    chunks: I64 = np.unique(np.concatenate([[0], cuts, [n_flows]])).astype(np.int64)
-    return chunks
+    return equal_work_parts(offsets[0::2], CHUNKS_PER_THREAD * numba.get_num_threads())
+
+
+def equal_work_parts(bound: I64, parts: int) -> I64:
+    """Boundaries of at most ``parts`` runs of consecutive items holding about the same work,
+    none empty: ``bound`` is each item's first unit of work, then the total (CSR offsets, e.g.
+    each flow's first packet). numba gives each thread a fixed block of a prange's iterations,
+    so parallel passes balance their threads by the work in each part, not by item counts."""
+    n = int(bound.shape[0]) - 1
+    k = max(1, min(n, parts))
+    # part p starts at the first item whose first unit is at or after p / k of the total
+    targets = (np.arange(k, dtype=np.int64) * int(bound[-1])) // k
+    cuts = np.searchsorted(bound[:-1], targets, side="left")
+    out: I64 = np.unique(np.concatenate([[0], cuts, [n]])).astype(np.int64)
+    return out
 
 
 @parallel_kernel

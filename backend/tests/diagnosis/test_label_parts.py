@@ -10,23 +10,23 @@ from tcplens.diagnosis.from_analysis import (
     KernelColumns,
     flow_facts,
     label_flows,
-    label_parts,
     labelled_rows,
 )
 from tcplens.tcp.analyze import analyze_tcp
+from tcplens.tcp.grouping import equal_work_parts
 from tests.capture.shared_captures import LAB, require
 
 
 def test_parts_hold_about_the_same_number_of_rows() -> None:
     # one big connection first: a part of its own, the small ones share the other
-    assert label_parts(np.array([0, 100, 101, 102]), 2).tolist() == [0, 1, 3]
+    assert equal_work_parts(np.array([0, 100, 101, 102]), 2).tolist() == [0, 1, 3]
     # equal connections: equal halves, thirds
     equal = np.arange(0, 70, 10)  # 6 connections of 10 rows
-    assert label_parts(equal, 2).tolist() == [0, 3, 6]
-    assert label_parts(equal, 3).tolist() == [0, 2, 4, 6]
+    assert equal_work_parts(equal, 2).tolist() == [0, 3, 6]
+    assert equal_work_parts(equal, 3).tolist() == [0, 2, 4, 6]
     # never more parts than connections, never an empty part
-    assert label_parts(np.array([0, 5, 9]), 8).tolist() == [0, 1, 2]
-    assert label_parts(np.array([0, 5]), 1).tolist() == [0, 1]
+    assert equal_work_parts(np.array([0, 5, 9]), 8).tolist() == [0, 1, 2]
+    assert equal_work_parts(np.array([0, 5]), 1).tolist() == [0, 1]
 
 
 def test_labels_do_not_depend_on_how_the_connections_are_shared_out() -> None:
