@@ -131,17 +131,7 @@ def timelines_json(analysis: TcpAnalysis, origin_ns: int) -> list[dict[str, Any]
     f, gaps = analysis.flows, analysis.idle_gaps
     n = len(f)
     syn_ns = f.first_syn_ns
-    # first/last packet with payload over both directions (each direction's min/max time is in
-    # Flows; a direction without data, bytes 0, counts for neither)
-    has_c2s, has_s2c = f.bytes_c2s > 0, f.bytes_s2c > 0
-    never = np.iinfo(np.int64).max
-    first_data = np.minimum(
-        np.where(has_c2s, f.data_first_ns_c2s, never), np.where(has_s2c, f.data_first_ns_s2c, never)
-    )
-    last_data = np.maximum(
-        np.where(has_c2s, f.data_last_ns_c2s, -1), np.where(has_s2c, f.data_last_ns_s2c, -1)
-    )
-    first_data[last_data < 0] = -1
+    first_data, last_data = f.data_span_ns()
     # gap rows grouped by flow: sort by (flow, start), then cut at each flow's first row
     order = np.lexsort((gaps.start_ns, gaps.flow))
     gap_flow = gaps.flow[order]

@@ -42,11 +42,7 @@ def flow_facts(analysis: TcpAnalysis, origin: int) -> FlowFacts:
         out: F64 = np.where(ns >= 0, (ns - origin) / 1e9, np.nan)
         return out
 
-    # the later of the directions' latest data segments (a direction without data: bytes 0)
-    last_ns = np.maximum(
-        np.where(flows.bytes_c2s > 0, flows.data_last_ns_c2s, -1),
-        np.where(flows.bytes_s2c > 0, flows.data_last_ns_s2c, -1),
-    )
+    _, last_ns = flows.data_span_ns()
     hs = flows.handshake_rtt_ns
     return FlowFacts(
         id=flows.id.astype(np.int64),

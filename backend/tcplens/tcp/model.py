@@ -132,7 +132,7 @@ class Flows:
     retransmissions_c2s: I64  # data segments re-sending sequence space (tcp.resent)
     retransmissions_s2c: I64
     # Earliest and latest segment with payload of each direction (min/max: a capture's clock may
-    # step back); -1 without data (a direction has data exactly when its bytes are > 0)
+    # step back); -1 without data (both directions together: ``data_span_ns``)
     data_first_ns_c2s: I64
     data_first_ns_s2c: I64
     data_last_ns_c2s: I64
@@ -172,6 +172,18 @@ class Flows:
         both = (self.handshake_syn_rtt_ns >= 0) & (self.handshake_synack_rtt_ns >= 0)
         total: I64 = np.where(both, self.handshake_syn_rtt_ns + self.handshake_synack_rtt_ns, -1)
         return total
+
+    def data_span_ns(self) -> tuple[I64, I64]:
+        """The earliest and latest segment with payload of each flow, either direction; -1 (both)
+        for a flow without data."""
+        last: I64 = np.maximum(self.data_last_ns_c2s, self.data_last_ns_s2c)
+        never = np.iinfo(np.int64).max  # a direction without data (-1) is nobody's earliest
+        first: I64 = np.minimum(
+            np.where(self.data_first_ns_c2s >= 0, self.data_first_ns_c2s, never),
+            np.where(self.data_first_ns_s2c >= 0, self.data_first_ns_s2c, never),
+        )
+        first[last < 0] = -1
+        return first, last
 
 
 @dataclass(frozen=True)
