@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pytest
 
@@ -20,11 +20,11 @@ FLOW_KEYS = {
 }  # fmt: skip
 
 
-def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
     assert main(["analyze", *argv]) == 0
     out = capsys.readouterr().out
     assert out.count("\n") == 1  # one JSON object on one line
-    result: dict[str, object] = json.loads(out)
+    result: dict[str, Any] = json.loads(out)
     return result
 
 
@@ -37,7 +37,7 @@ def test_lossy_download_report(capsys: pytest.CaptureFixture[str]) -> None:
         "format": "pcap", "compression": None, "packets": 6567, "link_types": [1],
         "duration_s": 1.639441, "truncated": False, "warnings": [],
     }  # fmt: skip
-    (flow,) = report["flows"]  # type: ignore[misc]
+    (flow,) = report["flows"]
     assert set(flow) >= FLOW_KEYS
     assert flow["id"] == 1
     assert flow["client"] == "10.77.0.1:49628" and flow["server"] == "10.77.0.2:80"
@@ -46,7 +46,7 @@ def test_lossy_download_report(capsys: pytest.CaptureFixture[str]) -> None:
     # Every data segment that re-sends sequence space: Wireshark flags only 4 `retransmission`
     # here and labels the 63 others `out_of_order` (its timing heuristic at a sender capture).
     assert flow["retransmissions"] == 67
-    (loss,) = [f for f in report["findings"] if f["code"] == "packet-loss"]  # type: ignore[attr-defined, index]
+    (loss,) = [f for f in report["findings"] if f["code"] == "packet-loss"]
     assert "retransmitted 67 of 3521 data segments" in loss["summary"]
     assert 30 <= flow["handshake_rtt_ms"] <= 32  # 30 ms lab RTT
     assert flow["vantage"] == "near_server"  # manifest: captured at the server
@@ -90,7 +90,7 @@ def test_flow_without_handshake_shows_the_window_scale_as_unknown(
 ) -> None:
     require(PRACTICAL)
     report = run_json(capsys, str(PRACTICAL / "tcp_dupack.pcapng"), "--json")
-    (flow,) = report["flows"]  # type: ignore[misc]
+    (flow,) = report["flows"]
     assert flow["window_scale"] == {"client": None, "server": None}
     assert flow["handshake_rtt_ms"] is None
 

@@ -25,11 +25,13 @@ from __future__ import annotations
 import mmap
 import threading
 from collections.abc import Sequence
+from typing import Any
+
+import numpy.typing as npt
 
 from tcplens.capture.buffers import CaptureBuffer
 from tcplens.capture.memory import populate_range
 from tcplens.capture.records import DecodeChunk
-from tcplens.capture.table import U8
 
 # chunks populated ahead of the one being decoded: one is being decoded while the next is
 # populated; a second gives the helper slack when a populate is slow (another process's load)
@@ -45,7 +47,10 @@ class PagingAhead:
     """
 
     def __init__(
-        self, columns: Sequence[U8], chunks: Sequence[DecodeChunk], buffer: CaptureBuffer
+        self,
+        columns: Sequence[npt.NDArray[Any]],
+        chunks: Sequence[DecodeChunk],
+        buffer: CaptureBuffer,
     ) -> None:
         self._ranges = _chunk_ranges(columns, chunks)
         self._buffer = buffer
@@ -91,7 +96,7 @@ class PagingAhead:
 
 
 def _chunk_ranges(
-    columns: Sequence[U8], chunks: Sequence[DecodeChunk]
+    columns: Sequence[npt.NDArray[Any]], chunks: Sequence[DecodeChunk]
 ) -> list[list[tuple[int, int]]]:
     """Per chunk, the ``(address, nbytes)`` page ranges of its rows in each column that no
     earlier chunk's range covered (a page shared by two chunks is populated with the first)."""

@@ -28,7 +28,7 @@ B = npt.NDArray[np.bool_]
 def resent(
     seq: npt.NDArray[np.integer],
     payload: npt.NDArray[np.integer],
-    events: npt.NDArray[np.uint32],
+    events: npt.NDArray[np.unsignedinteger],
     run_starts: I64 | None = None,
 ) -> B:
     """Data segments that start below the highest sequence number sent before them.

@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx2
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, text
@@ -29,7 +30,7 @@ def actor(client: TestClient) -> Actor:
     return sign_up(client)
 
 
-def _upload_raw(actor: Actor, data: bytes, name: str = "trace.pcap") -> object:
+def _upload_raw(actor: Actor, data: bytes, name: str = "trace.pcap") -> httpx2.Response:
     return actor.client.post(
         f"/api/v1/captures?filename={name}",
         content=data,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from typing import Any
 from urllib.parse import quote
 
@@ -327,7 +327,7 @@ def asgi_post(
             await anyio.sleep_forever()
             raise AssertionError("unreachable")
 
-        async def send(message: dict[str, Any]) -> None:
+        async def send(message: MutableMapping[str, Any]) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]

@@ -113,7 +113,8 @@ class Interface:
         if resol & 0x80:
             return ts_ns * (1 << (resol & 0x7F)) // 1_000_000_000
         exponent = resol - 9
-        return ts_ns * 10**exponent if exponent >= 0 else ts_ns // 10**-exponent
+        scale: int = 10 ** abs(exponent)
+        return ts_ns * scale if exponent >= 0 else ts_ns // scale
 
 
 @dataclass
@@ -152,7 +153,7 @@ def pcapng_file(sections: list[Section]) -> bytes:
         for p in s.packets:
             units = s.interfaces[p.interface].units(p.ts_ns)
             data = p.data + b"\x00" * (-len(p.data) % 4)
-            options = _options(e, [(1, p.comment.encode())] if p.comment else [])
+            packet_options = _options(e, [(1, p.comment.encode())] if p.comment else [])
             if s.packet_block == "spb":
                 out.append(block(e, 3, struct.pack(e + "I", p.wire_len) + data))
                 continue
@@ -164,5 +165,5 @@ def pcapng_file(sections: list[Section]) -> bytes:
             body = head + struct.pack(
                 e + "IIII", units >> 32, units & 0xFFFFFFFF, len(p.data), p.wire_len
             )
-            out.append(block(e, 6 if s.packet_block == "epb" else 2, body + data + options))
+            out.append(block(e, 6 if s.packet_block == "epb" else 2, body + data + packet_options))
     return b"".join(out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import struct
+from typing import Any
 
 from tcplens.capture import read_capture
 from tcplens.capture.table import (
@@ -45,7 +46,7 @@ def _table(*frames: bytes) -> PacketTable:
     return read_capture(io.BytesIO(pcap_file(packets))).packets
 
 
-def _v4(segment: bytes, **kw: int) -> bytes:
+def _v4(segment: bytes, **kw: Any) -> bytes:
     return ethernet(ipv4("10.1.1.1", "10.1.1.2", 6, segment, **kw))
 
 

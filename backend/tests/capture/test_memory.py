@@ -101,7 +101,7 @@ def test_parts_are_populated_at_once_by_threads_started_before_any_populates(
             super().start()
 
     monkeypatch.setattr(memory, "_populate", populate)
-    monkeypatch.setattr(memory.threading, "Thread", Thread)
+    monkeypatch.setattr(threading, "Thread", Thread)
     address, nbytes = 1 << 40, 64 * MIB + 5 * mmap.PAGESIZE + 7
     memory._populate_parallel(address, nbytes, cores)
 
@@ -146,7 +146,7 @@ def test_parts_whose_thread_cannot_start_are_populated_here(
             super().start()
 
     monkeypatch.setattr(memory, "_populate", populate)
-    monkeypatch.setattr(memory.threading, "Thread", Thread)
+    monkeypatch.setattr(threading, "Thread", Thread)
     address, nbytes = 1 << 40, 64 * MIB
     memory._populate_parallel(address, nbytes, 4)
     assert sorted(calls) == memory._parts(address, nbytes, 4)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import mmap
 import threading
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from tcplens.capture import read_capture
@@ -33,7 +35,7 @@ def test_each_page_of_each_column_is_populated_once_by_the_first_chunk_that_writ
     status = arena[start : start + rows]
     start += -(-rows // 64) * 64
     port = arena[start : start + rows * 2].view(np.uint16)
-    columns = [ts, status, port]
+    columns: list[npt.NDArray[Any]] = [ts, status, port]
     chunks = [_chunk(0, 700), _chunk(700, 701), _chunk(701, 5000), _chunk(5000, rows)]
     together = _chunk_ranges(columns, chunks)
     assert len(together) == len(chunks)

@@ -125,7 +125,7 @@ def _second_epb_offset(data: bytes) -> int:
     shb = struct.unpack_from("<I", data, 4)[0]
     idb = struct.unpack_from("<I", data, shb + 4)[0]
     first = struct.unpack_from("<I", data, shb + idb + 4)[0]
-    return shb + idb + first
+    return int(shb + idb + first)
 
 
 @pytest.mark.parametrize(
@@ -159,10 +159,10 @@ def test_packet_on_an_undescribed_interface() -> None:
     data = pcapng_file(
         [Section([Interface()], [Packet(T0, _syn(1)), Packet(T0, _syn(2), interface=0)])]
     )
-    data = bytearray(data)
-    at = _second_epb_offset(bytes(data))
-    data[at + 8 : at + 12] = struct.pack("<I", 3)
-    capture = _read(bytes(data))
+    edited = bytearray(data)
+    at = _second_epb_offset(data)
+    edited[at + 8 : at + 12] = struct.pack("<I", 3)
+    capture = _read(bytes(edited))
     assert capture.info.packets == 1
     assert any("interface that was not described" in w for w in capture.info.warnings)
 

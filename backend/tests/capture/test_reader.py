@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -80,7 +81,7 @@ def test_tcpdump_corpus_is_read_or_refused_in_time() -> None:
         text=True,
     )
     assert child.stdin is not None and child.stdout is not None
-    outcomes: dict[str, dict[str, object]] = {}
+    outcomes: dict[str, dict[str, Any]] = {}
     try:
         # warm-up: loading numba and the kernels (compiling them, on a fresh checkout) is not
         # the time a file takes to read
@@ -101,7 +102,7 @@ def test_tcpdump_corpus_is_read_or_refused_in_time() -> None:
     assert not crashed
     slow = {
         name: o["seconds"] for name, o in outcomes.items() if float(o["seconds"]) > PER_FILE_SECONDS
-    }  # type: ignore[arg-type]
+    }
     assert not slow
     read = [name for name, o in outcomes.items() if "read" in o]
     assert len(read) > 300  # almost all of them are captures we can read

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -52,7 +53,7 @@ def test_agrees_with_tshark(path: Path, tshark: Tshark) -> None:
     tcp = [f for f in frames if f["tcp.srcport"]]
     rows = _tcp_rows(table)
     assert (rows + 1).tolist() == [int(f["frame.number"]) for f in tcp]
-    expected = {
+    expected: dict[str, list[Any]] = {
         "src": [f["ip.src"] or f["ipv6.src"] for f in tcp],
         "dst": [f["ip.dst"] or f["ipv6.dst"] for f in tcp],
         "src_port": [int(f["tcp.srcport"]) for f in tcp],
@@ -73,7 +74,7 @@ def test_agrees_with_tshark(path: Path, tshark: Tshark) -> None:
         "has_ts": [bool(f["tcp.options.timestamp.tsval"]) for f in tcp],
     }
     sack_count = table.sack_count[rows]
-    actual = {
+    actual: dict[str, list[Any]] = {
         "src": [_address(a) for a in table.addresses[table.src_id[rows]]],
         "dst": [_address(a) for a in table.addresses[table.dst_id[rows]]],
         "src_port": table.src_port[rows].tolist(),

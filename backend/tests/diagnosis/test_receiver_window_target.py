@@ -7,7 +7,9 @@ import dataclasses
 
 import numpy as np
 
+from tcplens.diagnosis.finding import Finding
 from tcplens.diagnosis.rules import receiver_window_limited
+from tcplens.diagnosis.transfer import Connection
 from tests.diagnosis.synthetic import SEG, connection, context, transfer, window_rounds
 
 RTT = 0.05
@@ -25,7 +27,7 @@ def path_limited(segments: int, gap: float, start: float) -> object:
     return dataclasses.replace(tr, flow=2)
 
 
-def window_finding(conns):  # type: ignore[no-untyped-def]
+def window_finding(conns: list[Connection]) -> Finding:
     findings = receiver_window_limited.detect(context(conns))
     assert len(findings) == 1
     return findings[0]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcplens.diagnosis.finding import FACTOR_INDEX
+from tcplens.diagnosis.finding import FACTOR_INDEX, Factor
 from tcplens.diagnosis.timeline import label_transfer, nagle_stalls
 from tests.diagnosis.synthetic import SEG, slow_start, transfer, window_rounds
 
 
-def share(spans, factor: str) -> float:  # type: ignore[no-untyped-def]
+def share(spans, factor: Factor) -> float:  # type: ignore[no-untyped-def]
     return float(spans.duration[spans.factor == FACTOR_INDEX[factor]].sum() / spans.duration.sum())
 
 

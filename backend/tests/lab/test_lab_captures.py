@@ -12,6 +12,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lab import netns
@@ -24,13 +25,13 @@ pytestmark = pytest.mark.lab
 E2E = Path(__file__).resolve().parents[3] / "e2e"
 
 
-def sender_payload(entry: dict) -> int:
+def sender_payload(entry: dict[str, Any]) -> int:
     """TCP payload bytes the application's sender must have put on the wire (at least)."""
     app = entry["app"]
     per_request = app["size"]
     if app["action"] == "saw":
         per_request = (app["size"] + 4) * app["messages"]
-    return per_request * app.get("requests", 1) * app.get("connections", 1)
+    return int(per_request * app.get("requests", 1) * app.get("connections", 1))
 
 
 def test_capture_is_an_ethernet_pcap_with_nothing_dropped(lab_capture: LabCapture) -> None:
@@ -73,7 +74,7 @@ def test_tshark_sees_every_connection_and_the_transfer(lab_capture: LabCapture) 
     streams = {r[1] for r in rows}
     assert len(streams) == entry["client"]["connections"]
     server_port = str(entry["app"]["port"])
-    sent = Counter()
+    sent: Counter[str] = Counter()
     for _, _, src_port, length in rows:
         sent["server" if src_port == server_port else "client"] += int(length or 0)
     # Retransmissions only add: the unique payload is at least what the application sent.

@@ -8,6 +8,7 @@ import gzip
 import time
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -42,7 +43,7 @@ def client(settings: Settings, engine: Engine) -> Iterator[TestClient]:
         yield client
 
 
-def _analyse(client: TestClient, actor: Actor, data: bytes, name: str) -> dict[str, object]:
+def _analyse(client: TestClient, actor: Actor, data: bytes, name: str) -> dict[str, Any]:
     response = actor.client.post(
         f"/api/v1/captures?filename={name}", content=data, headers=actor.headers()
     )
@@ -58,11 +59,11 @@ def _analyse(client: TestClient, actor: Actor, data: bytes, name: str) -> dict[s
 def test_malformed_captures_never_end_in_an_internal_error(client: TestClient) -> None:
     require(TCPDUMP_TESTS)
     actor = sign_up(client)
-    outcomes = {}
+    outcomes: dict[str, tuple[Any, Any]] = {}
     for name in MALFORMED:
         capture = _analyse(client, actor, (TCPDUMP_TESTS / name).read_bytes(), name)
         error = capture.get("error") or {}
-        outcomes[name] = (capture["status"], error.get("code"))  # type: ignore[union-attr]
+        outcomes[name] = (capture["status"], error.get("code"))
     for name, (status, code) in outcomes.items():
         assert status in ("done", "failed", "refused"), (name, status)
         assert code not in ("internal_error", "analysis_crashed"), (name, code)
@@ -76,13 +77,13 @@ def test_an_analysis_over_its_time_limit_is_stopped(settings: Settings, engine: 
             client, actor, (LAB / "bottleneck_download.pcap").read_bytes(), "slow.pcap"
         )
     assert capture["status"] == "failed"
-    assert capture["error"] == {  # type: ignore[comparison-overlap]
+    assert capture["error"] == {
         "code": "analysis_timeout",
         "message": "the analysis took longer than the limit of 0.001 s",
     }
 
 
-def _wait_until_finished(actor: Actor, capture_id: str) -> dict[str, object]:
+def _wait_until_finished(actor: Actor, capture_id: str) -> dict[str, Any]:
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         capture: dict[str, object] = actor.client.get(f"/api/v1/captures/{capture_id}").json()
@@ -126,7 +127,7 @@ def test_an_analysis_over_its_memory_cap_fails_in_words_and_the_worker_goes_on(
             actor, _upload(actor, (LAB / "stop_and_wait_app.pcap").read_bytes(), "small.pcap")
         )
     assert capture["status"] == "failed"
-    assert capture["error"] == {  # type: ignore[comparison-overlap]
+    assert capture["error"] == {
         "code": "analysis_memory_limit",
         "message": "the analysis needed more memory than the limit of 64 MiB",
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
+from typing import Any
 
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
@@ -52,7 +53,7 @@ def test_flow_rows_survive_copy_exactly(tmp_path: Path, engine: Engine) -> None:
         ],
         "findings": [{"flows": [1, 2], "time_lost_s": 1.5}, {"flows": [1], "time_lost_s": None}],
     }
-    keys = {1: {"key": "k", "client_to_server": [0, 7]}, 2: {"key": "k"}}
+    keys: dict[int, dict[str, Any]] = {1: {"key": "k", "client_to_server": [0, 7]}, 2: {"key": "k"}}
     rows = tmp_path / "flows.copy"
     assert write_flow_rows(rows, report, capture_id=str(capture_id), series_keys=keys) == 2
 

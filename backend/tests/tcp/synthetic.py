@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -98,10 +99,10 @@ def table(segs: list[Seg]) -> PacketTable:
     )
 
 
-def handshake(t0: float = 0.0, rtt_ms: float = 10.0, wscale: int = 7, **kw: object) -> list[Seg]:
+def handshake(t0: float = 0.0, rtt_ms: float = 10.0, wscale: int = 7, **kw: Any) -> list[Seg]:
     """SYN, SYN/ACK, ACK with window scaling, MSS 1460 and SACK permitted."""
     return [
-        Seg(t0, True, 0, flags=SYN, window=64240, mss=1460, wscale=wscale, sack_perm=True, **kw),  # type: ignore[arg-type]
+        Seg(t0, True, 0, flags=SYN, window=64240, mss=1460, wscale=wscale, sack_perm=True, **kw),
         Seg(
             t0 + rtt_ms,
             False,
@@ -113,6 +114,6 @@ def handshake(t0: float = 0.0, rtt_ms: float = 10.0, wscale: int = 7, **kw: obje
             wscale=wscale,
             sack_perm=True,
             **kw,
-        ),  # type: ignore[arg-type]
-        Seg(t0 + rtt_ms + 0.1, True, 1, ack=1, window=502, **kw),  # type: ignore[arg-type]
+        ),
+        Seg(t0 + rtt_ms + 0.1, True, 1, ack=1, window=502, **kw),
     ]

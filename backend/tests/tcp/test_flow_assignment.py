@@ -9,6 +9,7 @@ conversations crossing the parts and SYN/ACK-only handshakes.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 import pytest
@@ -23,9 +24,18 @@ from tests.tcp.synthetic import Seg, table
 FLAGS = [SYN, SYN | ACK, ACK, ACK, ACK | FIN, RST, 0]
 
 
-def _serial(p: PacketTable) -> dict[str, list[int]]:
+@dataclasses.dataclass
+class _Conversation:
+    """The state machine's per-conversation state: current flow, each direction's base."""
+
+    flow: int = -1
+    base: list[int] = dataclasses.field(default_factory=lambda: [0, 0])
+    base_set: list[bool] = dataclasses.field(default_factory=lambda: [False, False])
+
+
+def _serial(p: PacketTable) -> dict[str, list[Any]]:
     ok = ((p.status & PARSED) != 0) & ((p.status & NOT_TCP) == 0) & (p.ip_proto == 6)
-    conv: dict[tuple[tuple[int, int], tuple[int, int]], list[object]] = {}
+    conv: dict[tuple[tuple[int, int], tuple[int, int]], _Conversation] = {}
     flow_of: list[int] = []
     src_lo: list[bool] = []
     first: list[int] = []
@@ -37,32 +47,32 @@ def _serial(p: PacketTable) -> dict[str, list[int]]:
         a = (int(p.src_id[r]), int(p.src_port[r]))
         b = (int(p.dst_id[r]), int(p.dst_port[r]))
         d = 0 if a <= b else 1
-        state = conv.setdefault((min(a, b), max(a, b)), [-1, [0, 0], [False, False]])
-        fl, cbase, cset = state  # type: ignore[misc]
+        state = conv.setdefault((min(a, b), max(a, b)), _Conversation())
+        fl, cbase, cset = state.flow, state.base, state.base_set
         f = int(p.tcp_flags[r])
         seq, ack = int(p.tcp_seq[r]), int(p.tcp_ack[r])
         pure = bool(f & SYN) and not f & ACK
-        if fl < 0 or (pure and cset[d] and seq != cbase[d]):  # type: ignore[index, operator]
+        if fl < 0 or (pure and cset[d] and seq != cbase[d]):
             fl = len(first)
             first.append(r)
             base.append([0, 0])
             syn.append(-1)
             synack.append(-1)
-            state[0] = fl
-            state[2] = cset = [False, False]
-        if not cset[d]:  # type: ignore[index]
-            cbase[d] = seq if f & SYN else (seq - 1) % 2**32  # type: ignore[index]
-            cset[d] = True  # type: ignore[index]
-            base[fl][d] = cbase[d]  # type: ignore[index, call-overload]
-        if not cset[1 - d] and f & ACK:  # type: ignore[index]
-            cbase[1 - d] = (ack - 1) % 2**32  # type: ignore[index]
-            cset[1 - d] = True  # type: ignore[index]
-            base[fl][1 - d] = cbase[1 - d]  # type: ignore[index, call-overload]
-        if pure and syn[fl] < 0:  # type: ignore[index]
-            syn[fl] = len(flow_of)  # type: ignore[index]
-        if f & SYN and not pure and synack[fl] < 0:  # type: ignore[index]
-            synack[fl] = len(flow_of)  # type: ignore[index]
-        flow_of.append(fl)  # type: ignore[arg-type]
+            state.flow = fl
+            state.base_set = cset = [False, False]
+        if not cset[d]:
+            cbase[d] = seq if f & SYN else (seq - 1) % 2**32
+            cset[d] = True
+            base[fl][d] = cbase[d]
+        if not cset[1 - d] and f & ACK:
+            cbase[1 - d] = (ack - 1) % 2**32
+            cset[1 - d] = True
+            base[fl][1 - d] = cbase[1 - d]
+        if pure and syn[fl] < 0:
+            syn[fl] = len(flow_of)
+        if f & SYN and not pure and synack[fl] < 0:
+            synack[fl] = len(flow_of)
+        flow_of.append(fl)
         src_lo.append(d == 0)
     client_lo, from_syn = [], []
     for fl in range(len(first)):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
@@ -80,12 +81,13 @@ def _segments(offsets: list[int]) -> Segments:
         "ack": np.int64, "window": np.int32, "flags": np.uint16, "sack_count": np.uint8,
         "events": np.uint16, "resent": np.bool_, "bytes_in_flight": np.int32,
     }  # fmt: skip
-    blocks = {
+    arrays: dict[str, Any] = {name: np.zeros(n, t) for name, t in columns.items()}
+    blocks: dict[str, Any] = {
         f: np.zeros(0, np.int32) for f in ("sack_row", "sack_left_from_ack", "sack_right_from_ack")
     }
     return Segments(
         offsets=np.array(offsets, np.int64),
-        **{name: np.zeros(n, t) for name, t in columns.items()},
+        **arrays,
         **blocks,
     )
 
