@@ -6,6 +6,7 @@ so the CLI and the API can never disagree about a capture.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -14,11 +15,7 @@ import numpy.typing as npt
 
 import tcplens
 from tcplens.capture.table import Capture, endpoint_text
-from tcplens.tcp.model import (
-    VANTAGE_NAMES,
-    TcpAnalysis,
-    event_names,
-)
+from tcplens.tcp.model import VANTAGE_NAMES, Segments, TcpAnalysis
 
 # (limiting_factor, factor_shares) per flow id, from the diagnosis
 FlowVerdicts = Mapping[int, tuple[str | None, Mapping[str, float]]]
@@ -30,9 +27,9 @@ def compose_report(
     *,
     findings: Sequence[Mapping[str, Any]] = (),
     verdicts: FlowVerdicts | None = None,
-    with_events: bool = False,
 ) -> dict[str, Any]:
-    """The DESIGN.md ``analyze --json`` object for one capture."""
+    """The DESIGN.md ``analyze --json`` object for one capture, without ``events``
+    (``write_report`` writes them from the analysis)."""
     info = capture.info
     origin = info.first_ts_ns if info.first_ts_ns is not None else analysis.capture_start_ns
     report: dict[str, Any] = {
@@ -49,8 +46,6 @@ def compose_report(
         "flows": flows_json(analysis, origin, verdicts or {}),
         "findings": [dict(f) for f in findings],
     }
-    if with_events:
-        report["events"] = events_json(analysis)
     return report
 
 
@@ -191,32 +186,39 @@ def _ms_list(ns: npt.NDArray[np.int64]) -> list[float | None]:
     return [None if v < 0 else m for v, m in zip(ns.tolist(), ms, strict=True)]
 
 
-def events_json(analysis: TcpAnalysis) -> list[dict[str, Any]]:
-    """DESIGN.md ``events``: frames with at least one ``tcp.analysis`` flag, in frame order."""
-    seg = analysis.segments
-    rows = np.flatnonzero(seg.events != 0)
-    rows = rows[np.argsort(seg.frame[rows], kind="stable")]
-    frames = seg.frame[rows].tolist()
-    flows = (seg.flow_of(rows) + 1).tolist()
-    bits = seg.events[rows].tolist()
-    # a few distinct bit masks among up to millions of events: each mask's names are made once
-    # (event_names per event took ~1.1 us, 2/3 of this function on a 1.7M-event capture)
-    names = {b: tuple(event_names(b)) for b in set(bits)}
-    return [
-        {"frame": fr, "flow": fl, "kinds": list(names[b])}
-        for fr, fl, b in zip(frames, flows, bits, strict=True)
-    ]
+def write_report(
+    write: Callable[[memoryview], object],
+    report: Mapping[str, Any],
+    segments: Segments | None = None,
+) -> None:
+    """Write what ``tcplens analyze --json`` prints: ``report`` as one line of compact JSON,
+    with DESIGN.md's ``events`` (``--events``: frames with at least one ``tcp.analysis`` flag,
+    in frame order) as its last member when the analysis' ``segments`` are given.
+
+    The same bytes as ``json.dumps({**report, "events": [...]}, separators=(",", ":"))``; the
+    events are written by ``report_events`` without a dict per event."""
+    # one C-encoder call for the report (ensure_ascii: the text is ASCII)
+    text = json.dumps(report, separators=(",", ":")).encode("ascii")
+    if segments is None:
+        write(memoryview(text + b"\n"))
+        return
+    from tcplens.report_events import event_rows, write_events
+
+    members = b"," if len(text) > 2 else b""  # text is "{...}"
+    write(memoryview(text[:-1] + members + b'"events":'))
+    write_events(write, *event_rows(segments))
+    write(memoryview(b"}\n"))
 
 
-def report_for_capture(capture: Capture, *, with_events: bool = False) -> dict[str, Any]:
-    """capture → TCP analysis → report: what ``tcplens analyze --json`` prints."""
-    return analyse_capture(capture, with_events=with_events)[1]
+def report_for_capture(capture: Capture) -> dict[str, Any]:
+    """capture → TCP analysis → report: what ``tcplens analyze --json`` prints (``write_report``
+    adds the events)."""
+    return analyse_capture(capture)[1]
 
 
 def analyse_capture(
     capture: Capture,
     *,
-    with_events: bool = False,
     on_stage: Callable[[str], None] | None = None,
 ) -> tuple[TcpAnalysis, dict[str, Any]]:
     """The TCP analysis and the report of one capture: the web worker stores both (the report's
@@ -240,6 +242,5 @@ def analyse_capture(
         analysis,
         findings=diagnosis.findings_json(),
         verdicts=verdicts,
-        with_events=with_events,
     )
     return analysis, report

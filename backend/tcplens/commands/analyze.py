@@ -7,7 +7,6 @@ read (one line on stderr), 1 internal error (one line on stderr, never a traceba
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import Any
@@ -45,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from tcplens.capture.errors import CaptureError
     from tcplens.commands.cached_kernels import load_cached_kernels_quickly
     from tcplens.heap import reuse_freed_memory
-    from tcplens.report import report_for_capture
+    from tcplens.report import analyse_capture, write_report
 
     reuse_freed_memory()
     load_cached_kernels_quickly(one_process=True)
@@ -58,14 +57,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"tcplens: {args.capture}: {error.strerror or error}", file=sys.stderr)
         return EXIT_UNREADABLE
     try:
-        report = report_for_capture(capture, with_events=args.events)
+        analysis, report = analyse_capture(capture)
     except Exception as error:  # never a traceback for the user (DESIGN.md exit 1)
         print(f"tcplens: internal error while analysing {args.capture}: {error!r}", file=sys.stderr)
         return EXIT_INTERNAL
+    segments = analysis.segments if args.events else None
+    del analysis  # only the events read it again
     try:
-        # one C-encoder call and one write: json.dump would stream thousands of small chunks
-        sys.stdout.write(json.dumps(report, separators=(",", ":")) + "\n")
+        # bytes to the binary stream in a few large writes (the events a chunk at a time):
+        # json.dump would stream thousands of small chunks through the text layer
         sys.stdout.flush()
+        binary = getattr(sys.stdout, "buffer", None)
+        write_report(_text_writer(sys.stdout) if binary is None else binary.write, report, segments)
+        sys.stdout.flush()  # the text layer flushes its binary buffer too
     except BrokenPipeError:  # `tcplens analyze ... | head`: the reader left, nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     if methods is not None:
@@ -76,3 +80,9 @@ def run(args: argparse.Namespace) -> int:
 
         release_memory_before_exit(mapped_regions())
     return EXIT_OK
+
+
+def _text_writer(stream: Any) -> Any:
+    """``write`` for a text-only standard output (a caller's replacement without ``buffer``):
+    the report's text is ASCII."""
+    return lambda chunk: stream.write(bytes(chunk).decode("ascii"))
