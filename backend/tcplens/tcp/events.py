@@ -97,6 +97,81 @@ def _end_of(row, seq, length, flags):  # type: ignore[no-untyped-def]  # pragma:
     return seq[row] + length[row] + (1 if (flags[row] & 0x03) != 0 else 0)
 
 
+# The state of the flow being walked, one row of _N_STATE int64 per direction (client → server
+# first), in one small array per thread that stays in the L1 cache. One array with fixed field
+# offsets, not one (n_flows, 2) array per variable: each access is then one load at a constant
+# offset from the row instead of loading that array's data pointer and strides first, and the
+# per-flow facts are written out once when the flow ends. Field names follow packet-tcp.c's
+# tcp_flow_t where they come from it.
+_SEQ_RAW = 0  # last raw sequence number (the ISN before the first packet) ...
+_SEQ_REL = 1  # ... and its relative, unwrapped value
+_ACK_RAW = 2  # the same for the acknowledgment number (the peer's ISN first)
+_ACK_REL = 3
+_NEXTSEQ = 4  # next expected sequence number (nextseq), if _HAS_NEXTSEQ
+_HAS_NEXTSEQ = 5
+_NEXTSEQTIME = 6
+_LASTACK = 7  # ACK of the direction's last packet, if _HAS_LASTACK (it carried one)
+_HAS_LASTACK = 8
+_LASTACKTIME = 9
+_MAXACK = 10  # highest ACK sent by the direction, if _HAS_MAXACK
+_HAS_MAXACK = 11
+_WIN = 12  # last advertised window (raw), if _HAS_WIN
+_HAS_WIN = 13
+_WIN_FROM_SYN = 14  # ... and it came with a SYN (never scaled)
+_DUPACKNUM = 15
+_LASTSEGFLAGS = 16  # events of the direction's last packet
+_MAXSEQTOBEACKED = 17  # if _HAS_MAXSEQTBA
+_HAS_MAXSEQTBA = 18
+_VALID_BIF = 19  # Wireshark 4.0: bytes in flight valid until a capture gap
+_FIRST_SEQ = 20  # first sequence number the direction sent
+_SACKS = 21  # number of SACK blocks of its last ACK, their edges relative to the peer's ISN:
+_SACK_LO = 22  # 4 fields
+_SACK_HI = 26  # 4 fields
+_DATA_LO = 30  # data range, if _HAS_DATA (Flows.bytes_*)
+_DATA_HI = 31
+_HAS_DATA = 32
+_DATA_FIRST_NS = 33  # earliest / latest time of a segment with payload, -1 without
+_DATA_LAST_NS = 34
+_SYN_NS = 35  # the direction's first SYN without ACK, if _HAS_SYN
+_RESENT = 36  # data segments re-sending sequence space (tcp.resent)
+_HAS_TS = 37  # sent the timestamps option
+_Q_HEAD = 38  # Karn queue (Segments rows linked through q_next), -1 empty
+_Q_TAIL = 39
+_SACK_CURSOR = 40  # where the SACK sample search stopped last, -1 none
+_SACK_NEXT = 41  # next SACK block row (Segments) of the direction
+_ZW_OPEN = 42  # row of the first zero-window advertisement of an open span, or -1
+_LAST_ROW = 43  # the direction's latest Segments row
+_WS = 44  # window scale: -1 unknown, -2 scaling off (Wireshark's values), else the shift
+_MSS = 45  # MSS option of its SYN, -1 without
+_SACK_PERM = 46  # its SYN offered SACK
+_NEXT_ROW = 47  # Segments row of the direction's next packet
+_HAS_SYN = 48
+_N_STATE = 64  # fields per direction (a power of two: a row is 512 bytes)
+
+
+@inline_kernel
+def _start_flow(st, isn, f, offsets, sack_offsets):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """The state of both directions before flow ``f``'s first packet."""
+    for d in range(2):
+        o = d * _N_STATE
+        st[o : o + _N_STATE] = 0
+        # the first sequence number is relative to the ISN, the first ACK to the peer's
+        st[o + _SEQ_RAW] = np.int64(isn[f, d])
+        st[o + _ACK_RAW] = np.int64(isn[f, 1 - d])
+        st[o + _VALID_BIF] = 1
+        st[o + _DATA_FIRST_NS] = -1
+        st[o + _DATA_LAST_NS] = -1
+        st[o + _Q_HEAD] = -1
+        st[o + _Q_TAIL] = -1
+        st[o + _SACK_CURSOR] = -1
+        st[o + _SACK_NEXT] = sack_offsets[2 * f + d]
+        st[o + _ZW_OPEN] = -1
+        st[o + _LAST_ROW] = -1
+        st[o + _WS] = -1
+        st[o + _MSS] = -1
+        st[o + _NEXT_ROW] = offsets[2 * f + d]
+
+
 @parallel_kernel
 def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     chunks,
@@ -156,141 +231,95 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         bif,
     ) = seg
     nf = isn.shape[0]
-    q_head = np.full((nf, 2), -1, np.int64)
-    q_tail = np.full((nf, 2), -1, np.int64)
-    sack_cursor = np.full((nf, 2), -1, np.int64)
-    sack_next = np.empty((nf, 2), np.int64)  # next SACK block row of each direction
-    block_from = np.zeros(nf, np.int64)  # where the flow's next SACK block is searched from
-    # zero-window spans (RFC 9293 §3.8.6.1) per direction; SYN and RST windows do not count
-    zw_open = np.full((nf, 2), -1, np.int64)  # row of the first zero advertisement, or -1
-    last_row = np.full((nf, 2), -1, np.int64)
-    # per flow
-    syn_idx = np.full(nf, -1, np.int64)
-    synack_idx = np.full(nf, -1, np.int64)
-    hsack_idx = np.full(nf, -1, np.int64)
-    ws = np.full((nf, 2), -1, np.int8)  # -1 unknown, -2 scaling off (Wireshark's values)
-    mss = np.full((nf, 2), -1, np.int32)
-    sack_perm = np.zeros((nf, 2), np.bool_)
-    last_syn_time = np.full(nf, -1, np.int64)
-    first_rtt = np.zeros(nf, np.int64)
-    # per flow direction
-    seq_raw = np.zeros((nf, 2), np.uint32)
-    seq_rel = np.zeros((nf, 2), np.int64)
-    has_seq = np.zeros((nf, 2), np.bool_)
-    ack_raw = np.zeros((nf, 2), np.uint32)
-    ack_rel = np.zeros((nf, 2), np.int64)
-    has_ack = np.zeros((nf, 2), np.bool_)
-    nextseq = np.zeros((nf, 2), np.int64)
-    has_nextseq = np.zeros((nf, 2), np.bool_)
-    nextseqtime = np.zeros((nf, 2), np.int64)
-    lastack = np.zeros((nf, 2), np.int64)
-    has_lastack = np.zeros((nf, 2), np.bool_)
-    lastacktime = np.zeros((nf, 2), np.int64)
-    maxack = np.zeros((nf, 2), np.int64)  # highest ACK sent by the direction
-    has_maxack = np.zeros((nf, 2), np.bool_)
-    win = np.zeros((nf, 2), np.int64)
-    has_win = np.zeros((nf, 2), np.bool_)
-    win_from_syn = np.zeros((nf, 2), np.bool_)
-    dupacknum = np.zeros((nf, 2), np.int64)
-    lastsegflags = np.zeros((nf, 2), np.uint32)
-    maxseqtobeacked = np.zeros((nf, 2), np.int64)
-    has_maxseqtba = np.zeros((nf, 2), np.bool_)
-    valid_bif = np.ones((nf, 2), np.bool_)  # Wireshark 4.0: valid until a capture gap
-    first_seq = np.zeros((nf, 2), np.int64)  # first sequence number the direction sent
-    sacks = np.zeros((nf, 2), np.int64)
-    sack_lo = np.zeros((nf, 2, 4), np.int64)
-    sack_hi = np.zeros((nf, 2, 4), np.int64)
-    # per-direction summaries for Flows: data range, re-sent data segments (tcp.resent)
-    data_lo = np.zeros((nf, 2), np.int64)
-    data_hi = np.zeros((nf, 2), np.int64)
-    has_data = np.zeros((nf, 2), np.bool_)
-    data_first_ns = np.full((nf, 2), -1, np.int64)  # earliest / latest data segment time
-    data_last_ns = np.full((nf, 2), -1, np.int64)
-    syn_ns = np.zeros((nf, 2), np.int64)  # the direction's first SYN without ACK, if has_syn
-    has_syn = np.zeros((nf, 2), np.bool_)
-    first_syn_ns = np.full(nf, -1, np.int64)  # the client's, else the server's; -1 without
-    resent_n = np.zeros((nf, 2), np.int64)
-    has_ts = np.zeros((nf, 2), np.bool_)
-    flow_first_ns = np.zeros(nf, np.int64)
-    flow_last_ns = np.zeros(nf, np.int64)
-    fin_rst = np.zeros(nf, np.int64)  # bit 0: FIN seen, bit 1: RST seen
-    n_rtt_of = np.zeros(nf, np.int64)
-    n_zw_of = np.zeros(nf, np.int64)
-    n_idle_of = np.zeros(nf, np.int64)
+    # per flow results
+    syn_idx = np.empty(nf, np.int64)
+    synack_idx = np.empty(nf, np.int64)
+    hsack_idx = np.empty(nf, np.int64)
+    ws = np.empty((nf, 2), np.int8)  # -1 unknown, -2 scaling off (Wireshark's values)
+    mss = np.empty((nf, 2), np.int32)
+    sack_perm = np.empty((nf, 2), np.bool_)
+    data_lo = np.empty((nf, 2), np.int64)
+    data_hi = np.empty((nf, 2), np.int64)
+    data_first_ns = np.empty((nf, 2), np.int64)
+    data_last_ns = np.empty((nf, 2), np.int64)
+    first_syn_ns = np.empty(nf, np.int64)  # the client's, else the server's; -1 without
+    resent_n = np.empty((nf, 2), np.int64)
+    has_ts = np.empty((nf, 2), np.bool_)
+    flow_first_ns = np.empty(nf, np.int64)
+    flow_last_ns = np.empty(nf, np.int64)
+    fin_rst = np.empty(nf, np.int64)  # bit 0: FIN seen, bit 1: RST seen
+    n_rtt_of = np.empty(nf, np.int64)
+    n_zw_of = np.empty(nf, np.int64)
+    n_idle_of = np.empty(nf, np.int64)
     for c in numba.prange(chunks.shape[0] - 1):
         blocks = np.empty((4, 2), np.int64)  # this packet's SACK blocks, relative to the ISN
+        st = np.empty(2 * _N_STATE, np.int64)  # the flow's state (see _N_STATE)
         for f in range(chunks[c], chunks[c + 1]):
+            _start_flow(st, isn, f, offsets, sack_offsets)
             first = offsets[2 * f]
             rtt_base = 2 * first
             zw_base = first
             n_rtt = 0
             n_zw = 0
             n_idle = 0
-            next_row0 = first
-            next_row1 = offsets[2 * f + 1]
-            sack_next[f, 0] = sack_offsets[2 * f]
-            sack_next[f, 1] = sack_offsets[2 * f + 1]
+            # per flow: handshake rows, Wireshark's ts_first_rtt, where the flow's next SACK
+            # block is searched from, FIN/RST seen
+            syn_i = np.int64(-1)
+            synack_i = np.int64(-1)
+            hsack_i = np.int64(-1)
+            last_syn_time = np.int64(-1)
+            first_rtt = np.int64(0)
+            block_from = np.int64(0)
+            fr = np.int64(0)
             prev_t = np.int64(0)
             prev_i = -1
             lo_t = np.int64(0)
             hi_t = np.int64(0)
-            uf = np.uint64(f)
             for k in range(first, offsets[2 * f + 2]):
                 r = rows[k]
                 ur = np.uint64(r)  # unsigned indices: no negative-index wraparound per access
                 fw = direction[k]
                 rv = fw ^ np.uint8(1)
-                if fw == 0:
-                    i = next_row0
-                    next_row0 += 1
-                else:
-                    i = next_row1
-                    next_row1 += 1
+                o = np.int64(fw) * _N_STATE  # this direction's state row ...
+                v = np.int64(rv) * _N_STATE  # ... and the peer's
+                i = st[o + _NEXT_ROW]
+                st[o + _NEXT_ROW] = i + 1
                 u = np.uint64(i)
-                out_ack[u] = 0
-                bif[u] = -1
                 n_blocks = 0
                 t = ts_ns[ur]
                 fl = tcp_flags[ur]
                 ln = np.int64(tcp_len[ur])
                 w = np.int64(tcp_window[ur])
+                sack_count = min(opt_sack_count[ur], 4)
                 out_frame[u] = r + 1
                 out_time[u] = t
                 out_flags[u] = fl
                 out_len[u] = ln
-                out_sack_count[u] = min(opt_sack_count[ur], 4)
+                out_sack_count[u] = sack_count
                 is_ack = (fl & 0x10) != 0
                 is_syn = (fl & 0x02) != 0
                 syn_fin_rst = (fl & 0x07) != 0
                 syn_fin = (fl & 0x03) != 0
 
-                # relative, unwrapped sequence and acknowledgment numbers
+                # relative, unwrapped sequence and acknowledgment numbers (the first ones
+                # relative to the ISNs, which _start_flow put in the RAW fields)
                 raw = tcp_seq[ur]
-                if has_seq[uf, fw]:
-                    s = seq_rel[uf, fw] + np.int64(np.int32(raw - seq_raw[uf, fw]))
-                else:
-                    s = np.int64(np.int32(raw - isn[uf, fw]))
-                    has_seq[uf, fw] = True
-                seq_raw[uf, fw] = raw
-                seq_rel[uf, fw] = s
+                s = st[o + _SEQ_REL] + np.int64(np.int32(np.int64(raw) - st[o + _SEQ_RAW]))
+                st[o + _SEQ_RAW] = np.int64(raw)
+                st[o + _SEQ_REL] = s
                 out_seq[u] = s
                 a = np.int64(0)
                 if is_ack:
                     raw = tcp_ack[ur]
-                    if has_ack[uf, fw]:
-                        a = ack_rel[uf, fw] + np.int64(np.int32(raw - ack_raw[uf, fw]))
-                    else:
-                        a = np.int64(np.int32(raw - isn[uf, rv]))
-                        has_ack[uf, fw] = True
-                    ack_raw[uf, fw] = raw
-                    ack_rel[uf, fw] = a
-                    out_ack[u] = a
-                    n_blocks = min(opt_sack_count[ur], 4)
+                    a = st[o + _ACK_REL] + np.int64(np.int32(np.int64(raw) - st[o + _ACK_RAW]))
+                    st[o + _ACK_RAW] = np.int64(raw)
+                    st[o + _ACK_REL] = a
+                    n_blocks = sack_count
                     if n_blocks > 0:
-                        b = sack_next[uf, fw]
-                        sack_next[uf, fw] = b + n_blocks
-                        e = _entry(block_row, r, block_from[f])
-                        block_from[f] = e + n_blocks
+                        b = st[o + _SACK_NEXT]
+                        st[o + _SACK_NEXT] = b + n_blocks
+                        e = _entry(block_row, r, block_from)
+                        block_from = e + n_blocks
                         for j in range(n_blocks):
                             # edges relative to this ACK: 32-bit differences (RFC 1982)
                             ej = np.uint64(e + j)
@@ -302,6 +331,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                             out_sack_right[bj] = right
                             blocks[j, 0] = a + np.int64(left)
                             blocks[j, 1] = a + np.int64(right)
+                out_ack[u] = a
 
                 # handshake: Wireshark's window-scale rules, MSS, SACK-permitted, ts_first_rtt
                 if is_syn:
@@ -310,138 +340,140 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     opt_wscale = hs_wscale[h] if found else -1
                     opt_mss = hs_mss[h] if found else -1
                     opt_sack_perm = hs_sack_perm[h] if found else False
-                    opt = np.int8(min(opt_wscale, MAX_WINDOW_SHIFT))
+                    opt = np.int64(min(opt_wscale, MAX_WINDOW_SHIFT))
                     if not is_ack:
-                        if synack_idx[f] < 0:
-                            syn_idx[f] = i
-                        mss[uf, fw] = opt_mss
-                        sack_perm[uf, fw] = opt_sack_perm
+                        if synack_i < 0:
+                            syn_i = i
+                        st[o + _MSS] = opt_mss
+                        st[o + _SACK_PERM] = opt_sack_perm
                         if opt_wscale < 0:
-                            ws[f, 0] = -2
-                            ws[f, 1] = -2
+                            st[_WS] = -2
+                            st[_N_STATE + _WS] = -2
                         else:
-                            ws[uf, fw] = opt
-                        last_syn_time[f] = t
-                    elif synack_idx[f] < 0:
-                        synack_idx[f] = i
-                        mss[uf, fw] = opt_mss
-                        sack_perm[uf, fw] = opt_sack_perm
+                            st[o + _WS] = opt
+                        last_syn_time = t
+                    elif synack_i < 0:
+                        synack_i = i
+                        st[o + _MSS] = opt_mss
+                        st[o + _SACK_PERM] = opt_sack_perm
                         if opt_wscale < 0:
-                            ws[f, 0] = -2
-                            ws[f, 1] = -2
-                        elif ws[uf, rv] == -2:
-                            ws[uf, fw] = -2
+                            st[_WS] = -2
+                            st[_N_STATE + _WS] = -2
+                        elif st[v + _WS] == -2:
+                            st[o + _WS] = -2
                         else:
-                            ws[uf, fw] = opt
+                            st[o + _WS] = opt
                 elif is_ack:
-                    if first_rtt[f] == 0 and last_syn_time[f] >= 0:
-                        first_rtt[f] = t - last_syn_time[f]
-                    if fw == 0 and synack_idx[f] >= 0 and hsack_idx[f] < 0:
-                        hsack_idx[f] = i
-                own = ws[uf, fw]
+                    if first_rtt == 0 and last_syn_time >= 0:
+                        first_rtt = t - last_syn_time
+                    if fw == 0 and synack_i >= 0 and hsack_i < 0:
+                        hsack_i = i
+                own = st[o + _WS]
                 out_win[u] = w << own if (own > 0 and not is_syn) else w
 
                 if is_ack:
-                    valid_bif[uf, rv] = True
+                    st[v + _VALID_BIF] = 1
+
+                # the state this packet's rules read, loaded once (the output stores above and
+                # below could alias any array, so the compiler would reload them at every use)
+                has_nxt = st[o + _HAS_NEXTSEQ] != 0
+                nxt = st[o + _NEXTSEQ]
+                has_lack = st[o + _HAS_LASTACK] != 0
+                lack = st[o + _LASTACK]
+                has_win = st[o + _HAS_WIN] != 0
+                win = st[o + _WIN]
+                has_lack_v = st[v + _HAS_LASTACK] != 0
+                lack_v = st[v + _LASTACK]
+                has_win_v = st[v + _HAS_WIN] != 0
+                win_v = st[v + _WIN]
 
                 ev = np.uint32(0)
                 # ZERO WINDOW PROBE
-                if (
-                    ln == 1
-                    and has_nextseq[uf, fw]
-                    and s == nextseq[uf, fw]
-                    and has_win[uf, rv]
-                    and win[uf, rv] == 0
-                ):
+                if ln == 1 and has_nxt and s == nxt and has_win_v and win_v == 0:
                     ev |= ZERO_WINDOW_PROBE
                 else:
                     if w == 0 and not syn_fin_rst:
                         ev |= ZERO_WINDOW
-                    if has_nextseq[uf, fw] and s > nextseq[uf, fw] and (fl & 0x04) == 0:
+                    if has_nxt and s > nxt and (fl & 0x04) == 0:
                         ev |= LOST_SEGMENT
-                        valid_bif[uf, fw] = False
-                    if (
-                        (ln == 0 or ln == 1)
-                        and has_nextseq[uf, fw]
-                        and s == nextseq[uf, fw] - 1
-                        and (fl & 0x07) == 0
-                    ):
+                        st[o + _VALID_BIF] = 0
+                    if (ln == 0 or ln == 1) and has_nxt and s == nxt - 1 and (fl & 0x07) == 0:
                         ev |= KEEP_ALIVE
                     same_point = (
                         ln == 0
-                        and has_nextseq[uf, fw]
-                        and s == nextseq[uf, fw]
-                        and has_lastack[uf, fw]
+                        and has_nxt
+                        and s == nxt
+                        and has_lack
                         and is_ack
-                        and a == lastack[uf, fw]
+                        and a == lack
                         and not syn_fin_rst
                     )
-                    if same_point and w != 0 and (not has_win[uf, fw] or w != win[uf, fw]):
+                    if same_point and w != 0 and (not has_win or w != win):
                         ev |= WINDOW_UPDATE
-                    if ln > 0 and not syn_fin_rst and has_lastack[uf, rv] and has_win[uf, rv]:
+                    if ln > 0 and not syn_fin_rst and has_lack_v and has_win_v:
                         # the peer's scale; its SYN windows are never scaled (RFC 7323 §2.2)
-                        sc = ws[uf, rv]
+                        sc = st[v + _WS]
                         if sc != -1:
-                            if sc < 0 or win_from_syn[uf, rv]:
+                            if sc < 0 or st[v + _WIN_FROM_SYN] != 0:
                                 sc = 0
                             # the right edge (tcp.window.window_headroom is this on demand)
-                            if lastack[uf, rv] + (win[uf, rv] << sc) == s + ln:
+                            if lack_v + (win_v << sc) == s + ln:
                                 ev |= WINDOW_FULL
                     done = False
-                    repeated = same_point and has_win[uf, fw] and w == win[uf, fw]
-                    if repeated and w != 0 and lastsegflags[uf, rv] & KEEP_ALIVE:
+                    repeated = same_point and has_win and w == win
+                    if repeated and w != 0 and st[v + _LASTSEGFLAGS] & KEEP_ALIVE:
                         ev |= KEEP_ALIVE_ACK
                         done = True
                     if (
                         not done
                         and repeated
                         and w == 0
-                        and lastsegflags[uf, rv] & ZERO_WINDOW_PROBE
+                        and st[v + _LASTSEGFLAGS] & ZERO_WINDOW_PROBE
                     ):
                         ev |= ZERO_WINDOW_PROBE_ACK
                         done = True
                     if not done and repeated and w != 0:
-                        if dupacknum[uf, fw] == -1:
-                            dupacknum[uf, fw] = 1
+                        if st[o + _DUPACKNUM] == -1:
+                            st[o + _DUPACKNUM] = 1
                         else:
-                            dupacknum[uf, fw] += 1
+                            st[o + _DUPACKNUM] += 1
                         ev |= DUPLICATE_ACK
                 # finished_fwd: the ACK moved, so duplicate-ACK counting restarts
-                if not (has_lastack[uf, fw] and is_ack and a == lastack[uf, fw]):
-                    dupacknum[uf, fw] = 0
+                if not (has_lack and is_ack and a == lack):
+                    st[o + _DUPACKNUM] = 0
 
                 # ACKED LOST PACKET: the ACK covers data the other direction was never seen to send
-                if is_ack and has_maxseqtba[uf, rv] and a > maxseqtobeacked[uf, rv]:
-                    if maxseqtobeacked[uf, rv] > nextseq[uf, rv]:
-                        maxseqtobeacked[uf, rv] = nextseq[uf, rv]
+                if is_ack and st[v + _HAS_MAXSEQTBA] != 0 and a > st[v + _MAXSEQTOBEACKED]:
+                    if st[v + _MAXSEQTOBEACKED] > st[v + _NEXTSEQ]:
+                        st[v + _MAXSEQTOBEACKED] = st[v + _NEXTSEQ]
                         ev |= ACK_LOST_SEGMENT
                     else:
-                        if dupacknum[uf, rv] == 0:
+                        if st[v + _DUPACKNUM] == 0:
                             ev |= ACK_LOST_SEGMENT
-                        dupacknum[uf, rv] = -1
+                        st[v + _DUPACKNUM] = -1
 
                 # RETRANSMISSION / FAST RETRANSMISSION / OUT-OF-ORDER / SPURIOUS
                 if (ln > 0 or syn_fin) and not (ev & KEEP_ALIVE):
-                    not_advanced = has_nextseq[uf, fw] and s < nextseq[uf, fw]
-                    if ln > 1 and has_nextseq[uf, fw] and nextseq[uf, fw] - 1 == s:
+                    not_advanced = has_nxt and s < nxt
+                    if ln > 1 and has_nxt and nxt - 1 == s:
                         not_advanced = False
-                    ooo_thres = first_rtt[f] if first_rtt[f] > 0 else OUT_OF_ORDER_DEFAULT_NS
+                    ooo_thres = first_rtt if first_rtt > 0 else OUT_OF_ORDER_DEFAULT_NS
                     end_flag = 1 if syn_fin else 0
                     if (
                         not_advanced
-                        and dupacknum[uf, rv] >= 2
-                        and has_lastack[uf, rv]
-                        and lastack[uf, rv] == s
-                        and t - lastacktime[uf, rv] < FAST_RETRANSMISSION_WINDOW_NS
+                        and st[v + _DUPACKNUM] >= 2
+                        and has_lack_v
+                        and lack_v == s
+                        and t - st[v + _LASTACKTIME] < FAST_RETRANSMISSION_WINDOW_NS
                     ):
                         ev |= FAST_RETRANSMISSION | RETRANSMISSION
                     elif (
                         not_advanced
-                        and t - nextseqtime[uf, fw] < ooo_thres
-                        and nextseq[uf, fw] != s + ln + end_flag
+                        and t - st[o + _NEXTSEQTIME] < ooo_thres
+                        and nxt != s + ln + end_flag
                     ):
                         ev |= OUT_OF_ORDER
-                    elif ln > 0 and has_lastack[uf, rv] and s + ln <= lastack[uf, rv]:
+                    elif ln > 0 and has_lack_v and s + ln <= lack_v:
                         ev |= SPURIOUS_RETRANSMISSION | RETRANSMISSION
                     elif not_advanced:
                         ev |= RETRANSMISSION
@@ -449,49 +481,52 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 # a zero-window probe does not advance the expected sequence number
                 probe = (ev & ZERO_WINDOW_PROBE) != 0
                 end = s + ln + (1 if syn_fin else 0)
+                advances = not has_nxt or end > nxt
                 if end > s and not probe:
-                    if not has_nextseq[uf, fw] or end > nextseq[uf, fw]:
+                    if advances:
                         # new data (maybe partly resent): queue it for Karn's rule
-                        q = i
                         q_next[u] = -1
-                        ambiguous = has_nextseq[uf, fw] and s < nextseq[uf, fw]
-                        q_state[u] = AMBIGUOUS if ambiguous else 0
-                        if q_tail[uf, fw] >= 0:
-                            q_next[q_tail[uf, fw]] = q
+                        q_state[u] = AMBIGUOUS if (has_nxt and s < nxt) else 0
+                        tail = st[o + _Q_TAIL]
+                        if tail >= 0:
+                            q_next[tail] = i
                         else:
-                            q_head[uf, fw] = q
-                        q_tail[uf, fw] = q
+                            st[o + _Q_HEAD] = i
+                        st[o + _Q_TAIL] = i
                     else:
                         # sent again: every queued segment it overlaps is now ambiguous (Karn)
-                        e = q_head[uf, fw]
+                        e = st[o + _Q_HEAD]
                         while e >= 0 and out_seq[e] < end:
                             if _end_of(e, out_seq, out_len, out_flags) > s:
                                 q_state[e] |= AMBIGUOUS
                             e = q_next[e]
-                if (not has_nextseq[uf, fw] or end > nextseq[uf, fw]) and not probe:
-                    if not has_nextseq[uf, fw]:
-                        first_seq[uf, fw] = s
-                    nextseq[uf, fw] = end
-                    has_nextseq[uf, fw] = True
-                    nextseqtime[uf, fw] = t
-                if (not has_maxseqtba[uf, fw] or s == maxseqtobeacked[uf, fw]) and not probe:
-                    maxseqtobeacked[uf, fw] = nextseq[uf, fw]
-                    has_maxseqtba[uf, fw] = True
+                if advances and not probe:
+                    if not has_nxt:
+                        st[o + _FIRST_SEQ] = s
+                    nxt = end
+                    has_nxt = True
+                    st[o + _NEXTSEQ] = end
+                    st[o + _HAS_NEXTSEQ] = 1
+                    st[o + _NEXTSEQTIME] = t
+                if (st[o + _HAS_MAXSEQTBA] == 0 or s == st[o + _MAXSEQTOBEACKED]) and not probe:
+                    st[o + _MAXSEQTOBEACKED] = nxt
+                    st[o + _HAS_MAXSEQTBA] = 1
 
+                has_maxack = st[o + _HAS_MAXACK] != 0
                 if is_ack:
                     # RTT (RFC 6298 Karn): an ACK that advances times the newest segment it covers,
                     # unless a segment in the newly covered range was sent more than once
-                    if not has_maxack[uf, fw] or a > maxack[uf, fw]:
+                    if not has_maxack or a > st[o + _MAXACK]:
                         newest = -1
                         clean = True
-                        e = q_head[uf, rv]
+                        e = st[v + _Q_HEAD]
                         while e >= 0 and _end_of(e, out_seq, out_len, out_flags) <= a:
                             newest = e
                             clean = clean and (q_state[e] & AMBIGUOUS) == 0
                             e = q_next[e]
-                        q_head[uf, rv] = e
+                        st[v + _Q_HEAD] = e
                         if e < 0:
-                            q_tail[uf, rv] = -1
+                            st[v + _Q_TAIL] = -1
                         if newest >= 0 and clean and t >= out_time[newest]:
                             rtt_ack[rtt_base + n_rtt] = i
                             rtt_sent[rtt_base + n_rtt] = newest
@@ -499,13 +534,13 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     # SACK (RFC 2018 §4): the first block ends at the most recently received segment
                     if n_blocks > 0 and blocks[0, 1] > a:
                         right = blocks[0, 1]
-                        e = sack_cursor[uf, rv]
+                        e = st[v + _SACK_CURSOR]
                         if e < 0 or _end_of(e, out_seq, out_len, out_flags) > right:
-                            e = q_head[uf, rv]
+                            e = st[v + _Q_HEAD]
                         while e >= 0 and _end_of(e, out_seq, out_len, out_flags) < right:
                             e = q_next[e]
                         if e >= 0:
-                            sack_cursor[uf, rv] = e
+                            st[v + _SACK_CURSOR] = e
                             end_e = _end_of(e, out_seq, out_len, out_flags)
                             if end_e == right and q_state[e] == 0:
                                 q_state[e] = SACKED
@@ -515,82 +550,82 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                                     n_rtt += 1
 
                 if (fl & 0x06) == 0:
-                    if w == 0 and zw_open[uf, fw] < 0:
-                        zw_open[uf, fw] = i
-                    elif w != 0 and zw_open[uf, fw] >= 0:
-                        zw[zw_base + n_zw, 0] = zw_open[uf, fw]
+                    zw_open = st[o + _ZW_OPEN]
+                    if w == 0 and zw_open < 0:
+                        st[o + _ZW_OPEN] = i
+                    elif w != 0 and zw_open >= 0:
+                        zw[zw_base + n_zw, 0] = zw_open
                         zw[zw_base + n_zw, 1] = i
                         zw[zw_base + n_zw, 2] = 1
                         n_zw += 1
-                        zw_open[uf, fw] = -1
-                last_row[uf, fw] = i
-                win[uf, fw] = w
-                has_win[uf, fw] = True
-                win_from_syn[uf, fw] = is_syn
+                        st[o + _ZW_OPEN] = -1
+                st[o + _LAST_ROW] = i
+                st[o + _WIN] = w
+                st[o + _HAS_WIN] = 1
+                st[o + _WIN_FROM_SYN] = is_syn
                 if is_ack:
-                    lastack[uf, fw] = a
-                    has_lastack[uf, fw] = True
-                    if not has_maxack[uf, fw] or a > maxack[uf, fw]:
-                        maxack[uf, fw] = a
-                        has_maxack[uf, fw] = True
-                    sacks[uf, fw] = n_blocks
+                    st[o + _LASTACK] = a
+                    st[o + _HAS_LASTACK] = 1
+                    if not has_maxack or a > st[o + _MAXACK]:
+                        st[o + _MAXACK] = a
+                        st[o + _HAS_MAXACK] = 1
+                    st[o + _SACKS] = n_blocks
                     for j in range(n_blocks):
-                        sack_lo[uf, fw, j] = blocks[j, 0]
-                        sack_hi[uf, fw, j] = blocks[j, 1]
+                        st[o + _SACK_LO + j] = blocks[j, 0]
+                        st[o + _SACK_HI + j] = blocks[j, 1]
                 else:
-                    has_lastack[uf, fw] = False
-                lastacktime[uf, fw] = t
-                lastsegflags[uf, fw] = ev
+                    st[o + _HAS_LASTACK] = 0
+                st[o + _LASTACKTIME] = t
+                st[o + _LASTSEGFLAGS] = ev
 
                 # bytes in flight after this data segment: highest sequence sent minus the peer's
                 # highest ACK, minus what the peer holds according to its last SACK blocks
-                if ln > 0 and valid_bif[uf, fw]:
-                    low = maxack[uf, rv] if has_maxack[uf, rv] else first_seq[uf, fw]
-                    top = nextseq[uf, fw]
+                flight_out = -1
+                if ln > 0 and st[o + _VALID_BIF] != 0:
+                    low = st[v + _MAXACK] if st[v + _HAS_MAXACK] != 0 else st[o + _FIRST_SEQ]
+                    top = nxt
                     flight = top - low
-                    for j in range(sacks[uf, rv]):
-                        lo = max(sack_lo[uf, rv, j], low)
-                        hi = min(sack_hi[uf, rv, j], top)
+                    for j in range(st[v + _SACKS]):
+                        lo = max(st[v + _SACK_LO + j], low)
+                        hi = min(st[v + _SACK_HI + j], top)
                         if hi > lo:
                             flight -= hi - lo
                     if syn_fin:
                         flight -= 1
                     if 0 < flight < 2**31:  # Wireshark also drops absurd values (> 2e9)
-                        bif[u] = flight
+                        flight_out = flight
+                bif[u] = flight_out
                 events[u] = ev
 
                 # Flows summaries: data range and re-sent data (the rule of tcp.resent.resent)
                 if ln > 0:
                     data_end = s + ln
-                    if has_data[uf, fw]:
-                        again = s < data_hi[uf, fw] or (ev & RETRANSMISSION) != 0
-                        data_lo[uf, fw] = min(data_lo[uf, fw], s)
-                        data_hi[uf, fw] = max(data_hi[uf, fw], data_end)
+                    if st[o + _HAS_DATA] != 0:
+                        again = s < st[o + _DATA_HI] or (ev & RETRANSMISSION) != 0
+                        st[o + _DATA_LO] = min(st[o + _DATA_LO], s)
+                        st[o + _DATA_HI] = max(st[o + _DATA_HI], data_end)
                         # (min and max: a capture's clock may step back)
-                        data_first_ns[uf, fw] = min(data_first_ns[uf, fw], t)
-                        data_last_ns[uf, fw] = max(data_last_ns[uf, fw], t)
+                        st[o + _DATA_FIRST_NS] = min(st[o + _DATA_FIRST_NS], t)
+                        st[o + _DATA_LAST_NS] = max(st[o + _DATA_LAST_NS], t)
                     else:
                         again = (ev & RETRANSMISSION) != 0
-                        data_lo[uf, fw] = s
-                        data_hi[uf, fw] = data_end
-                        data_first_ns[uf, fw] = t
-                        data_last_ns[uf, fw] = t
-                        has_data[uf, fw] = True
+                        st[o + _DATA_LO] = s
+                        st[o + _DATA_HI] = data_end
+                        st[o + _DATA_FIRST_NS] = t
+                        st[o + _DATA_LAST_NS] = t
+                        st[o + _HAS_DATA] = 1
                     again = again and (ev & (KEEP_ALIVE | ZERO_WINDOW_PROBE)) == 0
                     out_resent[u] = again
                     if again:
-                        resent_n[uf, fw] += 1
+                        st[o + _RESENT] += 1
                 else:
                     out_resent[u] = False
-                if (fl & 0x12) == 0x02 and not has_syn[uf, fw]:  # SYN without ACK
-                    syn_ns[uf, fw] = t
-                    has_syn[uf, fw] = True
-                if fl & 0x01:
-                    fin_rst[f] |= 1
-                if fl & 0x04:
-                    fin_rst[f] |= 2
+                if (fl & 0x12) == 0x02 and st[o + _HAS_SYN] == 0:  # SYN without ACK
+                    st[o + _SYN_NS] = t
+                    st[o + _HAS_SYN] = 1
+                fr |= np.int64(fl & 0x01) | (np.int64(fl & 0x04) >> 1)  # FIN: bit 0, RST: bit 1
                 if opt_has_ts[ur]:
-                    has_ts[uf, fw] = True
+                    st[o + _HAS_TS] = 1
                 if prev_i < 0:
                     lo_t = t
                     hi_t = t
@@ -604,16 +639,34 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 prev_t = t
                 prev_i = i
             for d in range(2):  # spans still closed when the capture ends
-                if zw_open[f, d] >= 0:
-                    zw[zw_base + n_zw, 0] = zw_open[f, d]
-                    zw[zw_base + n_zw, 1] = last_row[f, d]
+                o = np.int64(d) * _N_STATE
+                if st[o + _ZW_OPEN] >= 0:
+                    zw[zw_base + n_zw, 0] = st[o + _ZW_OPEN]
+                    zw[zw_base + n_zw, 1] = st[o + _LAST_ROW]
                     zw[zw_base + n_zw, 2] = 0
                     n_zw += 1
             flow_first_ns[f] = lo_t
-            for d in range(2):
-                if has_syn[f, 1 - d]:  # (the client's, read last, wins)
-                    first_syn_ns[f] = syn_ns[f, 1 - d]
             flow_last_ns[f] = hi_t
+            # the first SYN without ACK: the client's, else the server's
+            first_syn_ns[f] = -1
+            for d in range(2):
+                if st[(1 - d) * _N_STATE + _HAS_SYN] != 0:  # (the client's, read last, wins)
+                    first_syn_ns[f] = st[(1 - d) * _N_STATE + _SYN_NS]
+            syn_idx[f] = syn_i
+            synack_idx[f] = synack_i
+            hsack_idx[f] = hsack_i
+            fin_rst[f] = fr
+            for d in range(2):
+                o = np.int64(d) * _N_STATE
+                ws[f, d] = st[o + _WS]
+                mss[f, d] = st[o + _MSS]
+                sack_perm[f, d] = st[o + _SACK_PERM] != 0
+                data_lo[f, d] = st[o + _DATA_LO]
+                data_hi[f, d] = st[o + _DATA_HI]
+                data_first_ns[f, d] = st[o + _DATA_FIRST_NS]
+                data_last_ns[f, d] = st[o + _DATA_LAST_NS]
+                resent_n[f, d] = st[o + _RESENT]
+                has_ts[f, d] = st[o + _HAS_TS] != 0
             n_rtt_of[f] = n_rtt
             n_zw_of[f] = n_zw
             n_idle_of[f] = n_idle
