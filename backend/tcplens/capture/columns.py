@@ -11,7 +11,7 @@ import numpy as np
 from tcplens.capture.addresses import U64
 from tcplens.capture.memory import anonymous_memory
 from tcplens.capture.records import DecodeChunk
-from tcplens.capture.table import I64
+from tcplens.capture.table import DONE_AFTER_EVENTS, DONE_AFTER_FLOWS, DONE_AFTER_RTT, I64
 
 Columns = dict[str, Any]
 
@@ -103,22 +103,27 @@ class TableColumns:
 def allocate_columns(n: int, pcap: bool, *, populate: bool = True) -> TableColumns:
     """Columns for ``n`` packets, uninitialised: the walker and the decoder write every row.
 
-    All dense columns are views on one arena of anonymous memory, its pages populated at once
-    (``MADV_POPULATE_WRITE``), or, with ``populate=False``, by ``paging`` just ahead of the
-    decoding: first touches one 4 KiB page at a time cost about twice the kernel time here,
-    and numpy's own arrays of ≥ 4 MiB ask for transparent huge pages, whose first touches stall
-    in memory compaction on this shared machine (bulk_5M read: 1.2-1.6 s of system time with
-    them, 0.4 s without). A pcap has no per-packet interface and link type columns.
+    The dense columns are views on a few blocks of anonymous memory, one per group of columns
+    the TCP analysis is done with at the same step (``table.DONE_AFTER_*``): where it consumes
+    the table, each block comes free whole, for arrays of any size (``memory.recycling``).
+    Their pages are populated at once (``MADV_POPULATE_WRITE``), or, with ``populate=False``,
+    by ``paging`` just ahead of the decoding: first touches one 4 KiB page at a time cost
+    about twice the kernel time here, and numpy's own arrays of ≥ 4 MiB ask for transparent
+    huge pages, whose first touches stall in memory compaction on this shared machine
+    (bulk_5M read: 1.2-1.6 s of system time with them, 0.4 s without). A pcap has no
+    per-packet interface and link type columns.
     The entries (SYN options, SACK blocks, long lengths) get room for one per packet (blocks:
     more if they come, see ``Entries.room``), mapped but touched only where written.
     """
-    layout = [(name, dtype) for name, dtype in LAYOUT if not (pcap and name in PER_INTERFACE)]
-    sizes = [n * np.dtype(dtype).itemsize for _, dtype in layout]
-    starts = np.concatenate([[0], np.cumsum([-(-size // 64) * 64 for size in sizes])])
-    arena = anonymous_memory(int(starts[-1]), populate=populate)
+    dtypes = dict(LAYOUT)
     dense: Columns = {}
-    for (name, dtype), start, size in zip(layout, starts.tolist(), sizes, strict=False):
-        dense[name] = arena[start : start + size].view(dtype)
+    for group in (DONE_AFTER_FLOWS, DONE_AFTER_EVENTS, DONE_AFTER_RTT):
+        names = [name for name in group if not (pcap and name in PER_INTERFACE)]
+        sizes = [n * np.dtype(dtypes[name]).itemsize for name in names]
+        starts = np.concatenate([[0], np.cumsum([-(-size // 64) * 64 for size in sizes])])
+        block = anonymous_memory(int(starts[-1]), populate=populate)
+        for name, start, size in zip(names, starts.tolist(), sizes, strict=False):
+            dense[name] = block[start : start + size].view(dtypes[name])
     return TableColumns(
         dense,
         Entries(HANDSHAKE, n),
@@ -128,7 +133,7 @@ def allocate_columns(n: int, pcap: bool, *, populate: bool = True) -> TableColum
     )
 
 
-# name, dtype; every row is written by the walker or the decoder
+# name, dtype; every row is written by the walker or the decoder (in blocks: see allocate_columns)
 LAYOUT: tuple[tuple[str, type], ...] = (
     ("ts_ns", np.int64),
     ("interface", np.uint16),

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from tcplens.capture.compiled import byte, inline_kernel, kernel, read_u16
-from tcplens.capture.table import I64, U8, U16, DnsTable
+from tcplens.capture.table import I64, U8, U16, DnsTable, PacketTable
 
 MAX_NAME = 253  # RFC 1035 §2.3.4: 255 octets on the wire, 253 as dotted text
 MAX_POINTERS = 16  # compression pointers followed per name: a loop cannot run forever
@@ -139,7 +139,8 @@ class DnsCollector:
         keep = part["ok"] != 0
         self._parts.append({name: column[keep] for name, column in part.items()})
 
-    def table(self) -> DnsTable:
+    def table(self, packets: PacketTable) -> DnsTable:
+        """The messages found, with their packets' times and sources from ``packets``."""
         if not self._parts:
             return empty_dns_table()
         c = {name: np.concatenate([p[name] for p in self._parts]) for name in self._parts[0]}
@@ -148,8 +149,11 @@ class DnsCollector:
         width = c["name"].shape[1]
         mask = np.arange(width)[None, :] < c["name_len"][:, None]
         names = np.where(mask, c["name"], 0).view(f"S{width}").ravel()
+        rows = c["packet_index"].astype(np.int64)
         return DnsTable(
-            packet_index=c["packet_index"].astype(np.int64),
+            packet_index=rows,
+            ts_ns=packets.ts_ns[rows],
+            src_id=packets.src_id[rows],
             dns_id=c["dns_id"],
             is_response=(c["flags"] & 0x8000) != 0,
             rcode=(c["flags"] & 0x000F).astype(np.uint8),
@@ -175,6 +179,8 @@ def _answer_texts(answers: Any, family: Any, count: Any) -> tuple[tuple[str, ...
 def empty_dns_table() -> DnsTable:
     return DnsTable(
         packet_index=np.zeros(0, np.int64),
+        ts_ns=np.zeros(0, np.int64),
+        src_id=np.zeros(0, np.uint32),
         dns_id=np.zeros(0, np.uint16),
         is_response=np.zeros(0, np.bool_),
         rcode=np.zeros(0, np.uint8),

@@ -26,10 +26,18 @@ Nothing here is per packet: one mapping per array (or per arena of columns), pop
 few system calls. The mappings alive at any moment are listed by ``mapped_regions``: a one-shot
 process that has written its result can release them on all cores before it exits, instead of
 leaving them to the kernel's single-threaded teardown at exit.
+
+Recycling (``recycling``, ``recycle_when_dead``, ``recycled``): the cheapest fresh page is one
+that is not fresh. While a ``recycling()`` scope runs, a mapping whose arrays were handed over
+with ``recycle_when_dead`` joins a pool at the moment its last view dies (Python's reference
+count, so an array anyone still holds is never reused: it keeps its data), and ``recycled``
+carves uninitialised arrays out of the pool's mappings, whose pages are resident: rewriting a
+resident page costs ~0.04 ns/B here against 0.67-0.95 ns/B for a fresh one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import itertools
@@ -38,6 +46,9 @@ import os
 import sys
 import threading
 import weakref
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -170,3 +181,82 @@ def drop_range(address: int, nbytes: int) -> None:
     (``mmap.madvise`` holds it: 0.02 s at 5M packets for the capture's mapped pages)."""
     if _madvise is not None and nbytes > 0 and sys.platform.startswith("linux"):
         _madvise(address, nbytes, _MADV_DONTNEED)
+
+
+@dataclass
+class _Spare:
+    """A dead mapping in the pool: ``memory`` views all of it, ``used`` bytes are handed out."""
+
+    memory: U8
+    used: int = 0
+
+
+# the pool of the ``recycling()`` scope in progress (None: no scope, nothing is recycled)
+_pool: list[_Spare] | None = None
+# the roots armed by ``recycle_when_dead`` whose views are not all dead yet, by id
+_armed: dict[int, weakref.finalize[..., None]] = {}
+_ALIGN = 64  # each recycled array starts on a cache line, like the table's columns
+
+
+@contextlib.contextmanager
+def recycling() -> Iterator[None]:
+    """A scope in which dead mappings handed over with ``recycle_when_dead`` are reused by
+    ``recycled``. At its end the pool lets go of them: each is unmapped when the last array
+    carved out of it dies, and mappings that die later are unmapped at once, as always."""
+    global _pool
+    outer, _pool = _pool, []
+    try:
+        yield
+    finally:
+        _pool = outer
+
+
+def recycle_when_dead(array: npt.NDArray[Any]) -> bool:
+    """Offer the ``anonymous_memory`` mapping under ``array`` to the pool, to join it when its
+    last view dies (with ``array`` itself, if the caller's was the last reference: the caller
+    drops it right after). Returns False (nothing to recycle) for memory not mapped here."""
+    root = array.base if isinstance(array.base, np.ndarray) else array
+    view = root.base
+    if not isinstance(view, memoryview) or not isinstance(view.obj, mmap.mmap):
+        return False
+    mapping = view.obj
+    if _live.get(root.ctypes.data) is not mapping or root.nbytes != len(mapping):
+        return False
+    if id(root) not in _armed:
+        _armed[id(root)] = weakref.finalize(root, _join_pool, id(root), mapping)
+        _armed[id(root)].atexit = False
+    return True
+
+
+def _join_pool(root_id: int, mapping: mmap.mmap) -> None:
+    """The last view of ``mapping``'s memory died: it is free for ``recycled``."""
+    _armed.pop(root_id, None)
+    if _pool is not None:
+        _pool.append(_Spare(np.frombuffer(mapping, np.uint8)))
+
+
+def recycled(nbytes: int) -> U8 | None:
+    """``nbytes`` of memory from the pool, uninitialised (it holds what dead arrays held), or
+    None when no mapping in the pool has room (or no ``recycling()`` scope runs).
+
+    Best fit: the mapping with the least room that holds ``nbytes``, so the large holes stay
+    for large arrays. For arrays whose every element is written before it is read.
+    """
+    if _pool is None or nbytes <= 0:
+        return None
+    best: _Spare | None = None
+    for spare in list(_pool):  # (a view dying meanwhile may append to the pool)
+        room = spare.memory.shape[0] - spare.used
+        if room >= nbytes and (best is None or room < best.memory.shape[0] - best.used):
+            best = spare
+    if best is None:
+        return None
+    start = best.used
+    best.used = min(best.memory.shape[0], start + -(-nbytes // _ALIGN) * _ALIGN)
+    return best.memory[start : start + nbytes]
+
+
+def recycled_bytes() -> tuple[int, int]:
+    """``(bytes in the pool, bytes handed out)`` of the scope in progress, (0, 0) without."""
+    spares = list(_pool or ())
+    return sum(s.memory.shape[0] for s in spares), sum(s.used for s in spares)

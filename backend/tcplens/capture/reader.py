@@ -92,7 +92,7 @@ def read_capture(
             )
         reading = _Reading(buffer, walker, ReadProgress(progress, buffer.source_size))
         packets = reading.run()
-        dns = reading.dns.table()
+        dns = reading.dns.table(packets)
         reading.progress.finish(buffer.source_done(buffer.fill))
     if not set(walker.link_types()) <= set(DECODED_LINK_TYPES):  # else no per-packet pass
         _warn_unsupported_links(packets, reading.warnings)

@@ -14,8 +14,9 @@ Absent values use explicit sentinels, never a silent 0 that could be a real valu
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -42,6 +43,23 @@ MAX_SACK_BLOCKS = 4  # RFC 2018: at most 4 blocks fit in 40 option bytes
 # a length column holding this sends the reader to the packet's ``long_*`` entry (the analysis
 # reads none of them: 2 bytes a packet instead of 4, for lengths that are almost never this long)
 LONG_LENGTH = 0xFFFF
+
+# The dense columns by the step of the TCP analysis that reads them last (``tcp.analyze``):
+# the reader maps each group as one block (``capture.columns``), so where the analysis consumes
+# the table (``PacketTable.release``) a whole block comes free at once for its next arrays.
+DONE_AFTER_FLOWS = (  # the flow assignment (the endpoints: read there, once per flow)
+    "interface", "link_type", "caplen16", "origlen16", "status", "ip_version", "src_id",
+    "dst_id", "ip_proto", "ip_total_len16", "src_port", "dst_port", "tcp_hdr_len",
+)  # fmt: skip
+DONE_AFTER_EVENTS = (  # the per-packet state machine (``flow_events``)
+    "ts_ns", "tcp_seq", "tcp_ack", "tcp_flags", "tcp_window", "tcp_payload_len", "sack_count",
+)  # fmt: skip
+DONE_AFTER_RTT = ("has_ts", "ts_val", "ts_ecr")  # the RTT samples (``rtt_samples``)
+
+
+class ReleasedColumnError(RuntimeError):
+    """A PacketTable column was read after the table handed it over (``PacketTable.release``)."""
+
 
 U8 = npt.NDArray[np.uint8]
 U16 = npt.NDArray[np.uint16]
@@ -111,7 +129,40 @@ class PacketTable:
     addresses: U8
 
     def __len__(self) -> int:
-        return int(self.ts_ns.shape[0])
+        released = self.__dict__.get("_released")
+        return int(self.ts_ns.shape[0]) if released is None else released[0]
+
+    def release(self, names: Iterable[str]) -> None:
+        """Hand the columns ``names`` over for good: the table forgets them, and reading one
+        through it from now on raises ``ReleasedColumnError``.
+
+        For the one owner that consumes the table: ``tcp.analyze.analyze_tcp(consume=True)``,
+        on the path of ``report.analyse_capture(consume_packets=True)`` (the CLI, the web
+        worker). Each column's memory is offered for recycling (``capture.memory.recycling``):
+        it is reused only once no array anywhere views it any more, so a caller that still
+        holds a column (or a view of it) keeps its data.
+        """
+        from tcplens.capture.memory import recycle_when_dead
+
+        count, gone = self.__dict__.get("_released") or (len(self), frozenset())
+        names = tuple(names)
+        for name in names:
+            column = getattr(self, name)
+            recycle_when_dead(column)
+            object.__delattr__(self, name)
+            del column  # the last reference, unless a caller holds one
+        object.__setattr__(self, "_released", (count, gone | frozenset(names)))
+
+    if not TYPE_CHECKING:  # (mypy would then take any attribute name as a column)
+
+        def __getattr__(self, name: str) -> Any:
+            released = self.__dict__.get("_released")
+            if released is not None and name in released[1]:
+                raise ReleasedColumnError(
+                    f"PacketTable.{name} was handed over to the analysis that consumed the "
+                    "table (PacketTable.release): read the capture again to see its packets"
+                )
+            raise AttributeError(f"'PacketTable' object has no attribute {name!r}")
 
     @property
     def frame(self) -> U32:
@@ -181,6 +232,8 @@ class DnsTable:
     """DNS messages over UDP port 53 (few per capture, so names are Python strings)."""
 
     packet_index: I64  # row in the PacketTable
+    ts_ns: I64  # the packet's time (as ``PacketTable.ts_ns``)
+    src_id: U32  # the packet's source (a row of ``PacketTable.addresses``)
     dns_id: U16
     is_response: B
     rcode: U8

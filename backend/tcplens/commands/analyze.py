@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"tcplens: {args.capture}: {error.strerror or error}", file=sys.stderr)
         return EXIT_UNREADABLE
     try:
-        analysis, report = analyse_capture(capture)
+        analysis, report = analyse_capture(capture, consume_packets=True)
     except Exception as error:  # never a traceback for the user (DESIGN.md exit 1)
         print(f"tcplens: internal error while analysing {args.capture}: {error!r}", file=sys.stderr)
         return EXIT_INTERNAL

@@ -233,12 +233,12 @@ def dns_exchanges(capture: Capture, origin_ns: int) -> list[DnsExchange]:
 
     ``origin_ns`` is the time the TCP analysis counts from, so both share one clock.
     """
-    dns, pk = capture.dns, capture.packets
+    dns, addresses = capture.dns, capture.packets.addresses
     if dns.packet_index.size == 0:
         return []
     origin = origin_ns
-    t = (pk.ts_ns[dns.packet_index] - origin) / 1e9
-    frame = pk.frame[dns.packet_index]
+    t = (dns.ts_ns - origin) / 1e9
+    frame = dns.packet_index + 1  # row i is frame i + 1
     answers = dns.answer_addrs
     pending: dict[tuple[int, str], int] = {}
     out: list[DnsExchange] = []
@@ -251,7 +251,7 @@ def dns_exchanges(capture: Capture, origin_ns: int) -> list[DnsExchange]:
         q = pending.pop(key, None)
         if q is None:
             continue
-        addr = pk.addresses[pk.src_id[dns.packet_index[q]]]
+        addr = addresses[dns.src_id[q]]
         out.append(
             DnsExchange(
                 query_t=float(t[q]),
@@ -266,7 +266,7 @@ def dns_exchanges(capture: Capture, origin_ns: int) -> list[DnsExchange]:
             )
         )
     for key, q in pending.items():
-        addr = pk.addresses[pk.src_id[dns.packet_index[q]]]
+        addr = addresses[dns.src_id[q]]
         out.append(
             DnsExchange(
                 query_t=float(t[q]),

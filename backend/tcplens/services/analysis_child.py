@@ -179,7 +179,8 @@ def run(
     try:
         reporter.stage("reading")
         capture = read_capture(capture_path, progress=reporter.read_bytes)
-        analysis, report = analyse_capture(capture, on_stage=reporter.stage)
+        # write_series reads the capture's info only: the analysis may consume its packets
+        analysis, report = analyse_capture(capture, on_stage=reporter.stage, consume_packets=True)
         reporter.stage("storing")
         series_keys = write_series(capture, analysis, out, results_key)
         count = write_flow_rows(

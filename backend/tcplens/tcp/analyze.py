@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from tcplens.capture.table import PacketTable
+from tcplens.capture.memory import recycling
+from tcplens.capture.table import (
+    DONE_AFTER_EVENTS,
+    DONE_AFTER_FLOWS,
+    DONE_AFTER_RTT,
+    PacketTable,
+)
 from tcplens.tcp.compiled import empty
-from tcplens.tcp.flows import assign_flows
+from tcplens.tcp.flows import FlowAssignment, assign_flows
 from tcplens.tcp.model import (
     Flows,
     Segments,
@@ -23,14 +30,34 @@ from tcplens.tcp.window import idle_gaps, zero_window_spans
 I64 = npt.NDArray[np.int64]
 
 
-def analyze_tcp(packets: PacketTable, start_ns: int | None = None) -> TcpAnalysis:
+def analyze_tcp(
+    packets: PacketTable, start_ns: int | None = None, *, consume: bool = False
+) -> TcpAnalysis:
     """Analyse every TCP flow of a capture (see :mod:`tcplens.tcp.model` for the result).
 
     Non-TCP, malformed and undecoded packets are ignored; a capture without TCP gives empty
     tables. ``backend/tests/tcp`` has small synthetic captures that show each rule.
     ``start_ns`` is the capture's earliest packet time when the caller knows it (the reader's
     ``CaptureInfo.first_ts_ns``), which saves a pass over every packet's time.
+
+    ``consume``: the caller is done with ``packets`` (``report.analyse_capture``): each step
+    hands the columns it read last over (``PacketTable.release``, the groups
+    ``DONE_AFTER_*``), so that the next steps' arrays take their pages instead of fresh ones.
+    At 5M packets the packet columns are ~55 bytes a packet, the Segments ~46.
     """
+    if not consume:
+        return _analyze(packets, start_ns, _keep)
+    with recycling():
+        return _analyze(packets, start_ns, packets.release)
+
+
+def _keep(names: tuple[str, ...]) -> None:
+    """The columns stay in the table (the caller reads it again)."""
+
+
+def _analyze(
+    packets: PacketTable, start_ns: int | None, done: Callable[[tuple[str, ...]], None]
+) -> TcpAnalysis:
     if start_ns is None:
         start_ns = int(packets.ts_ns.min()) if len(packets) else 0
     # scratch shared by the passes (its pages are touched once for all of them): the flow
@@ -39,17 +66,21 @@ def analyze_tcp(packets: PacketTable, start_ns: int | None = None) -> TcpAnalysi
     # first (it must not overwrite the layout), rtt_samples both
     scratch = empty(2 * len(packets), np.int32)
     fa = assign_flows(packets, scratch)
+    ends = _Endpoints.of(packets, fa)
+    done(DONE_AFTER_FLOWS)
     work = scratch[: 2 * fa.n_packets].reshape(2, -1)
     del scratch
     segments, handshake, facts = build_segments(packets, fa, work[0])
+    done(DONE_AFTER_EVENTS)
     clients = _Clients(fa.n_flows, fa.client_from_syn, fa.first_row)
     del fa  # its per-packet columns are no longer needed: free them before the next stages
     times = _HandshakeTimes.of(segments, handshake)
     rtt, path = rtt_samples(
         packets, segments, handshake, facts, (times.syn_rtt_ns, times.synack_rtt_ns), work
     )
+    done(DONE_AFTER_RTT)
     del work
-    flows = _flows(packets, clients, segments, handshake, facts, times, path)
+    flows = _flows(ends, clients, segments, handshake, facts, times, path)
     zero = zero_window_spans(segments, facts.zero_windows)
     gaps = idle_gaps(segments, flows.rtt_median_ns, facts.idle_before, facts.idle_after)
     return TcpAnalysis(
@@ -60,6 +91,45 @@ def analyze_tcp(packets: PacketTable, start_ns: int | None = None) -> TcpAnalysi
         zero_windows=zero,
         idle_gaps=gaps,
     )
+
+
+@dataclass(frozen=True)
+class _Endpoints:
+    """Per flow, its endpoints as its client and server."""
+
+    ip_version: npt.NDArray[np.uint8]
+    client_addr: npt.NDArray[np.uint8]
+    client_port: npt.NDArray[np.uint16]
+    server_addr: npt.NDArray[np.uint8]
+    server_port: npt.NDArray[np.uint16]
+
+    @staticmethod
+    def of(packets: PacketTable, fa: FlowAssignment) -> _Endpoints:
+        # From a packet whose direction is known: the flow's first client → server packet
+        # (its source is the client), else its first server → client one (its destination
+        # is), e.g. a capture that starts at the server's SYN/ACK and holds nothing from the
+        # client. Read before the flow assignment's columns are released (``consume``).
+        layout = fa.layout
+        start, c2s = layout.offsets[0:-1:2], np.diff(layout.offsets)[0::2]
+        from_client = c2s > 0
+        at = start.copy()  # the flow's first packet (the layout is in capture order per flow)
+        late = np.flatnonzero(from_client & (layout.direction[start] != 0))
+        if late.size:  # the server's packet came first: find the client's first one
+            lengths = layout.offsets[2 * late + 2] - start[late]
+            group = np.cumsum(lengths) - lengths
+            pos = np.repeat(start[late] - group, lengths) + np.arange(int(lengths.sum()))
+            hits = np.flatnonzero(layout.direction[pos] == 0)
+            at[late] = pos[hits[np.searchsorted(hits, group)]]
+        row = layout.rows[at].astype(np.int64)
+        src, dst = packets.src_id[row], packets.dst_id[row]
+        src_port, dst_port = packets.src_port[row], packets.dst_port[row]
+        return _Endpoints(
+            ip_version=packets.ip_version[row],
+            client_addr=packets.addresses[np.where(from_client, src, dst)],
+            client_port=np.where(from_client, src_port, dst_port),
+            server_addr=packets.addresses[np.where(from_client, dst, src)],
+            server_port=np.where(from_client, dst_port, src_port),
+        )
 
 
 @dataclass(frozen=True)
@@ -89,7 +159,7 @@ class _HandshakeTimes:
 
 
 def _flows(
-    packets: PacketTable,
+    ends: _Endpoints,
     fa: _Clients,
     seg: Segments,
     hs: Handshake,
@@ -99,21 +169,13 @@ def _flows(
 ) -> Flows:
     n = fa.n_flows
     per_dir = np.diff(seg.offsets)
-    # The endpoints from a packet whose direction is known: the flow's first client → server
-    # segment (its source is the client), else its first server → client one (its destination
-    # is), e.g. a capture that starts at the server's SYN/ACK and holds nothing from the client.
-    c2s_start, s2c_start = seg.offsets[0:-1:2], seg.offsets[1::2]
-    from_client = s2c_start > c2s_start
-    row = seg.frame[np.where(from_client, c2s_start, s2c_start)].astype(np.int64) - 1
-    client_id = np.where(from_client, packets.src_id[row], packets.dst_id[row])
-    server_id = np.where(from_client, packets.dst_id[row], packets.src_id[row])
     return Flows(
         id=np.arange(1, n + 1, dtype=np.int64),
-        ip_version=packets.ip_version[row],
-        client_addr=packets.addresses[client_id],
-        client_port=np.where(from_client, packets.src_port[row], packets.dst_port[row]),
-        server_addr=packets.addresses[server_id],
-        server_port=np.where(from_client, packets.dst_port[row], packets.src_port[row]),
+        ip_version=ends.ip_version,
+        client_addr=ends.client_addr,
+        client_port=ends.client_port,
+        server_addr=ends.server_addr,
+        server_port=ends.server_port,
         client_from_syn=fa.client_from_syn,
         first_frame=(fa.first_row + 1).astype(np.uint32),  # row i is frame i + 1
         start_ns=facts.first_ns,

@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tcplens.capture import compiled as reader_kernels
+from tcplens.capture.memory import recycled
 
 _KERNEL_MODULES = ("compiled", "model", "flows", "grouping", "events", "segments", "rtt")
 reader_kernels.drop_stale_kernel_cache(__file__, _KERNEL_MODULES)
@@ -40,8 +41,12 @@ def parallel_kernel(function: Callable[..., object]) -> Any:
     return reader_kernels.parallel_kernel(function)
 
 
-def empty(n: int, dtype: type[np.generic]) -> npt.NDArray[Any]:
+def empty(n: int, dtype: type[np.generic], *, dense: bool = False) -> npt.NDArray[Any]:
     """An uninitialised 1-D array, allocated by numba's runtime (plain malloc), not by numpy.
+
+    ``dense``: every element is written soon after (not a generous region touched only where
+    rows land), so it may take resident pages of arrays the analysis is done with, when the
+    analysis consumes the packet table (:func:`tcplens.capture.memory.recycled`).
 
     numpy madvises every array of 4 MiB or more for transparent huge pages, which on this VM
     are cold (see :mod:`tcplens.capture.memory`): analyze_tcp spent 1.3-1.7 s of system time
@@ -53,7 +58,10 @@ def empty(n: int, dtype: type[np.generic]) -> npt.NDArray[Any]:
     One compiled specialisation serves every dtype (each costs ~1.5 ms to load): numba aligns
     its arrays to 32 bytes, enough for any dtype.
     """
-    raw = _empty_bytes(np.empty(0, np.uint8), n * np.dtype(dtype).itemsize)
+    nbytes = n * np.dtype(dtype).itemsize
+    raw = recycled(nbytes) if dense else None
+    if raw is None:
+        raw = _empty_bytes(np.empty(0, np.uint8), nbytes)
     out: npt.NDArray[Any] = raw.view(dtype)
     return out
 

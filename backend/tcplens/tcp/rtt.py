@@ -103,12 +103,12 @@ def rtt_samples(
     k = int(out[-1])
     rtt = RttSamples(
         offsets=out,
-        direction=empty(k, np.uint8),
-        kind=empty(k, np.uint8),
-        time_ns=empty(k, np.int64),
-        rtt_ns=empty(k, np.int64),
-        frame=empty(k, np.uint32),
-        sent_frame=empty(k, np.uint32),
+        direction=empty(k, np.uint8, dense=True),
+        kind=empty(k, np.uint8, dense=True),
+        time_ns=empty(k, np.int64, dense=True),
+        rtt_ns=empty(k, np.int64, dense=True),
+        frame=empty(k, np.uint32, dense=True),
+        sent_frame=empty(k, np.uint32, dense=True),
     )
     _write(
         facts.chunks,

@@ -79,22 +79,24 @@ def build_segments(
     isn = np.stack([fa.isn_client, fa.isn_server], axis=1)
     n = layout.rows.shape[0]
     n_blocks = int(layout.sack_offsets[-1])
+    # every row of these is written by the pass: they may take the pages of packet columns
+    # the analysis is done with (``tcp.compiled.empty``)
     seg = Segments(
         offsets=layout.offsets,
-        frame=empty(n, np.uint32),
-        time_ns=empty(n, np.int64),
-        seq=empty(n, np.int64),
-        payload_len=empty(n, np.int32),
-        ack=empty(n, np.int64),
-        window=empty(n, np.int32),
-        flags=empty(n, np.uint16),
-        sack_count=empty(n, np.uint8),
-        sack_row=empty(n_blocks, np.int32),
-        sack_left_from_ack=empty(n_blocks, np.int32),
-        sack_right_from_ack=empty(n_blocks, np.int32),
-        events=empty(n, np.uint16),
-        resent=empty(n, np.bool_),
-        bytes_in_flight=empty(n, np.int32),
+        frame=empty(n, np.uint32, dense=True),
+        time_ns=empty(n, np.int64, dense=True),
+        seq=empty(n, np.int64, dense=True),
+        payload_len=empty(n, np.int32, dense=True),
+        ack=empty(n, np.int64, dense=True),
+        window=empty(n, np.int32, dense=True),
+        flags=empty(n, np.uint16, dense=True),
+        sack_count=empty(n, np.uint8, dense=True),
+        sack_row=empty(n_blocks, np.int32, dense=True),
+        sack_left_from_ack=empty(n_blocks, np.int32, dense=True),
+        sack_right_from_ack=empty(n_blocks, np.int32, dense=True),
+        events=empty(n, np.uint16, dense=True),
+        resent=empty(n, np.bool_, dense=True),
+        bytes_in_flight=empty(n, np.int32, dense=True),
     )
     # per-flow regions of the variable-length outputs (see flow_events): only the pages that
     # receive rows are ever touched, so the generous sizes cost address space, not memory
@@ -141,7 +143,7 @@ def build_segments(
         seg.sack_left_from_ack,
         seg.sack_right_from_ack,
         work,  # Karn queue links, indexed by Segments row
-        empty(n, np.uint8),  # Karn queue state bits
+        empty(n, np.uint8, dense=True),  # Karn queue state bits
         rtt_ack,
         rtt_sent,
         zw,

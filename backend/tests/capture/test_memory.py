@@ -150,3 +150,72 @@ def test_parts_whose_thread_cannot_start_are_populated_here(
     address, nbytes = 1 << 40, 64 * MIB
     memory._populate_parallel(address, nbytes, 4)
     assert sorted(calls) == memory._parts(address, nbytes, 4)
+
+
+def _inside(array: np.ndarray, region: tuple[int, int]) -> bool:
+    start = array.ctypes.data
+    return region[0] <= start and start + array.nbytes <= region[0] + region[1]
+
+
+def test_a_mapping_is_recycled_only_once_its_last_view_died() -> None:
+    with memory.recycling():
+        block = anonymous_memory(2 * MIB, populate=True)
+        region = (block.ctypes.data, 2 * MIB)
+        column = block[64 : 64 + 4000].view(np.uint32)
+        column[:] = np.arange(1000, dtype=np.uint32)
+        held = column[10:20]  # a caller's view: the mapping must keep its data for it
+        assert memory.recycle_when_dead(column)
+        del block, column
+        assert memory.recycled(1000) is None
+        assert memory.recycled_bytes() == (0, 0)
+        assert held.tolist() == list(range(10, 20))
+        del held
+        assert memory.recycled_bytes() == (2 * MIB, 0)
+        reused = memory.recycled(MIB + 1)
+        assert reused is not None and _inside(reused, region)
+        assert memory.recycled_bytes() == (2 * MIB, MIB + 64)  # cache-line aligned
+        assert memory.recycled(MIB) is None  # 1 MiB - 64 left
+        assert memory.recycled(1000) is not None
+
+
+@linux_only
+def test_recycled_memory_takes_no_page_faults_when_written() -> None:
+    with memory.recycling():
+        block = anonymous_memory(32 * MIB, populate=True)
+        memory.recycle_when_dead(block)
+        del block
+        reused = memory.recycled(32 * MIB)
+        assert reused is not None
+        assert faults_writing(reused) < 16
+        fresh = empty(32 * MIB, np.uint8, dense=True)  # the pool is used up: fresh memory
+        assert faults_writing(fresh) >= 32 * MIB // mmap.PAGESIZE // 2
+
+
+def test_the_pool_takes_the_tightest_fit_and_lets_go_at_the_end_of_the_scope() -> None:
+    with memory.recycling():
+        small, large = anonymous_memory(MIB), anonymous_memory(4 * MIB)
+        regions = [(small.ctypes.data, MIB), (large.ctypes.data, 4 * MIB)]
+        for array in (small, large):
+            memory.recycle_when_dead(array)
+        del small, large, array
+        first = empty(MIB // 8, np.int64, dense=True)  # fits both: the smaller one
+        assert _inside(first, regions[0])
+        second = empty(100, np.int32, dense=True)
+        assert _inside(second, regions[1])
+        assert not any(_inside(empty(100, np.int32), r) for r in regions)  # not dense: fresh
+    assert memory.recycled(100) is None  # no scope: nothing is recycled
+    assert regions[1] in memory.mapped_regions()  # ``second`` still views it
+    del second
+    assert regions[1] not in memory.mapped_regions()  # unmapped with its last array
+
+
+def test_only_anonymous_memory_is_recycled_and_only_inside_a_scope() -> None:
+    assert not memory.recycle_when_dead(np.zeros(MIB, np.uint8))
+    assert not memory.recycle_when_dead(np.frombuffer(bytearray(MIB), np.uint8))
+    block = anonymous_memory(MIB)
+    assert memory.recycle_when_dead(block)
+    region = (block.ctypes.data, MIB)
+    del block  # dies outside any scope: unmapped as always, the next scope never sees it
+    assert region not in memory.mapped_regions()
+    with memory.recycling():
+        assert memory.recycled_bytes() == (0, 0)

@@ -1,0 +1,129 @@
+"""``analyze_tcp(consume=True)``: the analysis takes over the memory of the packet columns it is
+done with, and nobody ever reads what it wrote there in place of a column."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tcplens.capture import read_capture
+from tcplens.capture.columns import LAYOUT
+from tcplens.capture.memory import mapped_regions
+from tcplens.capture.table import (
+    DONE_AFTER_EVENTS,
+    DONE_AFTER_FLOWS,
+    DONE_AFTER_RTT,
+    Capture,
+    PacketTable,
+    ReleasedColumnError,
+)
+from tcplens.report import analyse_capture, report_for_capture, write_report
+from tcplens.tcp.analyze import analyze_tcp
+from tcplens.tcp.model import TcpAnalysis
+from tests.capture.shared_captures import LAB, require
+
+CAPTURES = ["lossy_download.pcap", "dns_delay_upload.pcap", "no_reuse_uploads.pcap"]
+
+
+def _region(array: np.ndarray) -> tuple[int, int]:
+    """The ``anonymous_memory`` mapping ``array`` lies in."""
+    start = array.ctypes.data
+    for address, nbytes in mapped_regions():
+        if address <= start < address + nbytes:
+            return address, nbytes
+    raise AssertionError("not in a mapped region")
+
+
+def _overlaps(array: np.ndarray, region: tuple[int, int]) -> bool:
+    start = array.ctypes.data
+    return start < region[0] + region[1] and region[0] < start + array.nbytes
+
+
+def _arrays(analysis: TcpAnalysis) -> dict[str, Any]:
+    out = {}
+    for part in ("flows", "segments", "rtt"):
+        for name, value in vars(getattr(analysis, part)).items():
+            if isinstance(value, np.ndarray):
+                out[f"{part}.{name}"] = value
+    return out
+
+
+def test_the_groups_hold_every_dense_column_once() -> None:
+    groups = DONE_AFTER_FLOWS + DONE_AFTER_EVENTS + DONE_AFTER_RTT
+    assert sorted(groups) == sorted(name for name, _ in LAYOUT)
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_consuming_the_table_gives_the_same_analysis_and_report(name: str) -> None:
+    require(LAB / name)
+    kept, consumed = read_capture(LAB / name), read_capture(LAB / name)
+    expected = analyze_tcp(kept.packets, kept.info.first_ts_ns)
+    got = analyze_tcp(consumed.packets, consumed.info.first_ts_ns, consume=True)
+    want, have = _arrays(expected), _arrays(got)
+    assert want.keys() == have.keys()
+    for key, array in want.items():
+        assert np.array_equal(array, have[key]), key
+    assert _printed(read_capture(LAB / name), consume=True) == _printed(kept, consume=False)
+
+
+def _printed(capture: Capture, *, consume: bool) -> bytes:
+    """What ``tcplens analyze --json --events`` prints for ``capture``."""
+    analysis, report = analyse_capture(capture, consume_packets=consume)
+    out = io.BytesIO()
+    write_report(out.write, report, analysis.segments)
+    return out.getvalue()
+
+
+def test_the_analysis_arrays_take_the_pages_of_the_columns_it_is_done_with() -> None:
+    require(LAB / "lossy_download.pcap")
+    capture = read_capture(LAB / "lossy_download.pcap")
+    packets = capture.packets
+    after_flows, after_events = _region(packets.src_id), _region(packets.tcp_seq)
+    assert after_flows != after_events
+    analysis = analyze_tcp(packets, capture.info.first_ts_ns, consume=True)
+    seg, rtt = analysis.segments, analysis.rtt
+    assert rtt.time_ns.shape[0] > 100 and len(seg) > 1000
+    # the Segments are made once the flows are assigned: their first columns fill that block
+    assert _region(seg.frame) == after_flows
+    assert _region(seg.time_ns) == after_flows
+    # the RTT samples once the per-packet pass is done
+    assert _region(rtt.time_ns) == after_events
+    assert _region(rtt.rtt_ns) == after_events
+
+
+def test_a_column_the_caller_holds_keeps_its_data_and_the_table_refuses_released_ones() -> None:
+    require(LAB / "lossy_download.pcap")
+    capture = read_capture(LAB / "lossy_download.pcap")
+    packets = capture.packets
+    held_seq = packets.tcp_seq  # a column ...
+    held_ports = packets.src_port[5:]  # ... and a view of one, in the two blocks
+    seq, ports = held_seq.copy(), held_ports.copy()
+    n = len(packets)
+    analysis = analyze_tcp(packets, capture.info.first_ts_ns, consume=True)
+    assert np.array_equal(held_seq, seq) and np.array_equal(held_ports, ports)
+    blocks = [_region(held_seq), _region(held_ports)]
+    for name, array in _arrays(analysis).items():
+        assert not any(_overlaps(array, block) for block in blocks), name
+    expected = analyze_tcp(read_capture(LAB / "lossy_download.pcap").packets)
+    for key, array in _arrays(expected).items():
+        assert np.array_equal(array, _arrays(analysis)[key]), key
+    assert len(packets) == n  # the table still knows its size, and its addresses
+    assert packets.addresses.shape[1] == 16
+    for name in (*DONE_AFTER_FLOWS, *DONE_AFTER_EVENTS, *DONE_AFTER_RTT):
+        with pytest.raises(ReleasedColumnError, match=f"PacketTable.{name} was handed over"):
+            getattr(packets, name)
+    unknown = "no_such_column"  # (an unknown name is still an AttributeError)
+    with pytest.raises(AttributeError):
+        getattr(packets, unknown)
+
+
+def test_a_table_is_released_only_by_the_path_that_consumes_it() -> None:
+    require(LAB / "nagle_delack.pcap")
+    capture = read_capture(LAB / "nagle_delack.pcap")
+    report_for_capture(capture)
+    analyze_tcp(capture.packets)
+    assert isinstance(capture.packets, PacketTable)
+    assert capture.packets.tcp_seq.shape == (len(capture.packets),)
