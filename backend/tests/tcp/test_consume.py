@@ -3,7 +3,9 @@ done with, and nobody ever reads what it wrote there in place of a column."""
 
 from __future__ import annotations
 
+import gzip
 import io
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,9 +25,14 @@ from tcplens.capture.table import (
 from tcplens.report import analyse_capture, report_for_capture, write_report
 from tcplens.tcp.analyze import analyze_tcp
 from tcplens.tcp.model import TcpAnalysis
-from tests.capture.shared_captures import LAB, require
+from tests.capture.shared_captures import LAB, PRACTICAL, require
 
-CAPTURES = ["lossy_download.pcap", "dns_delay_upload.pcap", "no_reuse_uploads.pcap"]
+CAPTURES = [
+    LAB / "lossy_download.pcap",
+    LAB / "dns_delay_upload.pcap",
+    LAB / "no_reuse_uploads.pcap",
+    PRACTICAL / "http_ip4and6.pcapng",  # per-packet interface and link type columns
+]
 
 
 def _region(array: np.ndarray) -> tuple[int, int]:
@@ -56,17 +63,28 @@ def test_the_groups_hold_every_dense_column_once() -> None:
     assert sorted(groups) == sorted(name for name, _ in LAYOUT)
 
 
-@pytest.mark.parametrize("name", CAPTURES)
-def test_consuming_the_table_gives_the_same_analysis_and_report(name: str) -> None:
-    require(LAB / name)
-    kept, consumed = read_capture(LAB / name), read_capture(LAB / name)
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.name)
+def test_consuming_the_table_gives_the_same_analysis_and_report(path: Path) -> None:
+    _same_either_way(path)
+
+
+def test_a_compressed_capture_read_window_by_window_is_consumed_alike(tmp_path: Path) -> None:
+    require(LAB / "lossy_download.pcap")
+    packed = tmp_path / "lossy_download.pcap.gz"
+    packed.write_bytes(gzip.compress((LAB / "lossy_download.pcap").read_bytes()))
+    _same_either_way(packed)
+
+
+def _same_either_way(path: Path) -> None:
+    require(path)
+    kept, consumed = read_capture(path), read_capture(path)
     expected = analyze_tcp(kept.packets, kept.info.first_ts_ns)
     got = analyze_tcp(consumed.packets, consumed.info.first_ts_ns, consume=True)
     want, have = _arrays(expected), _arrays(got)
     assert want.keys() == have.keys()
     for key, array in want.items():
         assert np.array_equal(array, have[key]), key
-    assert _printed(read_capture(LAB / name), consume=True) == _printed(kept, consume=False)
+    assert _printed(read_capture(path), consume=True) == _printed(kept, consume=False)
 
 
 def _printed(capture: Capture, *, consume: bool) -> bytes:
