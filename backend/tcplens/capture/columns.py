@@ -145,7 +145,6 @@ LAYOUT: tuple[tuple[str, type], ...] = (
     ("src_id", np.uint32),
     ("dst_id", np.uint32),
     ("ip_proto", np.uint8),
-    ("ip_total_len16", np.uint16),
     ("src_port", np.uint16),
     ("dst_port", np.uint16),
     ("tcp_seq", np.uint32),
@@ -176,7 +175,6 @@ LONG_LENGTHS: tuple[tuple[str, type], ...] = (
     ("long_rows", np.uint32),
     ("long_caplen", np.uint32),
     ("long_origlen", np.uint32),
-    ("long_ip_total_len", np.uint32),
 )
 
 

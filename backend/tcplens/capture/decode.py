@@ -163,49 +163,47 @@ def _decode_row(
     status: U8, ip_version: U8, ip_proto: U8,
     src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16, tcp_window: U16,
     tcp_hdr_len: U8, tcp_payload_len: U32,
-) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64, int, int, int, int]:  # fmt: skip
+) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64, int, int, int]:  # fmt: skip
     """Decode row ``i`` (its columns come reset) but its TCP options and its lengths, from the
     ``captured`` bytes at ``start`` of a ``wire``-byte frame; returns the source and destination
     address keys (two 64-bit words each, see ``addresses``; 0 when the packet has no IP header),
-    where the TCP options are (``start == stop``: none), the IP header's total length (0:
-    none read) and where a UDP port-53 payload starts (0: none), for the DNS pass."""
+    where the TCP options are (``start == stop``: none) and where a UDP port-53 payload starts
+    (0: none), for the DNS pass."""
     h = HOST_BIG_ENDIAN
     s_hi = s_lo = d_hi = d_lo = np.uint64(0)
     end = start + captured
     wire_end = start + max(wire, captured)
-    ip_len = 0
     following, pos = skip_link_header(buf, start, end, link)
     if following == NEXT_UNSUPPORTED:
         status[i] = UNSUPPORTED_LINK | NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
     if following == NEXT_SHORT:
         status[i] = TRUNCATED | NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
     if following != NEXT_IPV4 and following != NEXT_IPV6:
         status[i] = NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
     flags = 0
     if following == NEXT_IPV4:
         ip_version[i] = 4
         if end - pos < 20:
             status[i] = TRUNCATED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
         header_len = (byte(buf, pos) & 0x0F) * 4
         total = read_u16(buf, pos + 2, True)
         if total == 0:
             total = wire_end - pos  # TSO: Wireshark takes the frame's length when this is 0
         if byte(buf, pos) >> 4 != 4 or header_len < 20 or total < header_len:
             status[i] = MALFORMED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
         s_lo = _words(IPV4_MAPPED_WORD, read_u32(buf, pos + 12, HOST_BIG_ENDIAN))
         d_lo = _words(IPV4_MAPPED_WORD, read_u32(buf, pos + 16, HOST_BIG_ENDIAN))
         protocol = byte(buf, pos + 9)
         ip_proto[i] = protocol
-        ip_len = total
         fragment = read_u16(buf, pos + 6, True)
         if fragment & 0x1FFF:  # a later fragment: its bytes are not a transport header
             status[i] = FRAGMENT | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
         if fragment & 0x2000:
             flags |= FRAGMENT
         ip_end = pos + min(total, wire_end - pos)
@@ -214,46 +212,45 @@ def _decode_row(
         ip_version[i] = 6
         if end - pos < 40:
             status[i] = TRUNCATED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
         if byte(buf, pos) >> 4 != 6:
             status[i] = MALFORMED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
         s_hi = _words(read_u32(buf, pos + 8, h), read_u32(buf, pos + 12, h))
         s_lo = _words(read_u32(buf, pos + 16, h), read_u32(buf, pos + 20, h))
         d_hi = _words(read_u32(buf, pos + 24, h), read_u32(buf, pos + 28, h))
         d_lo = _words(read_u32(buf, pos + 32, h), read_u32(buf, pos + 36, h))
         total = read_u16(buf, pos + 4, True) + 40
-        ip_len = total
         ip_end = pos + min(total, wire_end - pos)
         protocol, pos, fragment6 = _ipv6_extensions(buf, pos + 40, end, ip_end, byte(buf, pos + 6))
         if protocol < 0:
             status[i] = TRUNCATED | NOT_TCP if pos <= ip_end else MALFORMED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
         ip_proto[i] = protocol
         if fragment6 == 2:
             status[i] = FRAGMENT | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
         if fragment6 == 1:
             flags |= FRAGMENT
     if protocol == IPPROTO_UDP:
         if end - pos < 8:
             status[i] = flags | TRUNCATED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
         src_port[i] = read_u16(buf, pos, True)
         dst_port[i] = read_u16(buf, pos + 2, True)
         status[i] = flags | PARSED | NOT_TCP
         if src_port[i] == DNS_PORT or dst_port[i] == DNS_PORT:
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, pos + 8
-        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, pos + 8
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
     if protocol != IPPROTO_TCP:
         status[i] = flags | PARSED | NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
     if end - pos < 20:
         if end - pos >= 4:
             src_port[i] = read_u16(buf, pos, True)
             dst_port[i] = read_u16(buf, pos + 2, True)
         status[i] = flags | TRUNCATED | NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
     header_len = (byte(buf, pos + 12) >> 4) * 4
     src_port[i] = read_u16(buf, pos, True)
     dst_port[i] = read_u16(buf, pos + 2, True)
@@ -264,12 +261,12 @@ def _decode_row(
     tcp_hdr_len[i] = header_len
     if header_len < 20 or ip_end - pos < header_len:
         status[i] = flags | MALFORMED | NOT_TCP  # Wireshark: "Bogus TCP header length"
-        return s_hi, s_lo, d_hi, d_lo, 0, 0, ip_len, 0
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
     tcp_payload_len[i] = ip_end - pos - header_len
     if end < ip_end:
         flags |= TRUNCATED
     status[i] = flags | PARSED
-    return s_hi, s_lo, d_hi, d_lo, pos + 20, min(pos + header_len, end), ip_len, 0
+    return s_hi, s_lo, d_hi, d_lo, pos + 20, min(pos + header_len, end), 0
 
 
 @inline_kernel
@@ -297,7 +294,7 @@ def decode_packets(
     buf: U8, data_offset: I64, part_first: I64, part_pos: I64, record_header: int, big: bool, nanoseconds: bool, if_link: U16,
     first_row: int, ts_ns: I64, interface: U16, walked_caplen: U32, walked_origlen: U32,
     link_type: U16, status: U8, ip_version: U8, src_id: U32, dst_id: U32, ip_proto: U8,
-    caplen16: U16, origlen16: U16, ip_total_len16: U16,
+    caplen16: U16, origlen16: U16,
     src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16,
     tcp_window: U16, tcp_hdr_len: U8, tcp_payload_len: U32, sack_count: U8,
     has_ts: B, ts_val: U32, ts_ecr: U32, ts_bounds: I64,
@@ -305,7 +302,7 @@ def decode_packets(
     address_slots: I64, address_keys: U64, miss_count: I64, miss_row: I64, miss_key: U64,
     hs_fill: int, hs_row: U32, hs_mss: I32, hs_wscale: I8, hs_sack_perm: B,
     block_fill: int, block_row: U32, block_left: U32, block_right: U32,
-    long_fill: int, long_row: U32, long_caplen: U32, long_origlen: U32, long_ip_total_len: U32,
+    long_fill: int, long_row: U32, long_caplen: U32, long_origlen: U32,
 ) -> tuple[int, int, int]:  # fmt: skip
     """Decode every record into its row of the zero-filled columns (absent fields stay 0).
 
@@ -372,7 +369,7 @@ def decode_packets(
             latest = max(latest, ts)
             # the columns come zero-filled (fresh anonymous memory, each row decoded once): only
             # what the packet has is written
-            s_hi, s_lo, d_hi, d_lo, options, stop, ip_len, dns_at = _decode_row(
+            s_hi, s_lo, d_hi, d_lo, options, stop, dns_at = _decode_row(
                 buf, u, data_offset[u], captured, wire, link, status, ip_version, ip_proto,
                 src_port, dst_port, tcp_seq, tcp_ack, tcp_flags, tcp_window,
                 tcp_hdr_len, tcp_payload_len,
@@ -384,12 +381,10 @@ def decode_packets(
                 dns += 1
             caplen16[u] = min(captured, LONG_LENGTH)
             origlen16[u] = min(wire, LONG_LENGTH)
-            ip_total_len16[u] = min(ip_len, LONG_LENGTH)
-            if captured >= LONG_LENGTH or wire >= LONG_LENGTH or ip_len >= LONG_LENGTH:
+            if captured >= LONG_LENGTH or wire >= LONG_LENGTH:
                 long_row[lw] = first_row + i
                 long_caplen[lw] = captured
                 long_origlen[lw] = wire
-                long_ip_total_len[lw] = ip_len
                 lw += 1
             if stop - options >= 12 and read_u32(buf, options, True) == ALIGNED_TIMESTAMPS:
                 # what Linux and most stacks send (RFC 7323 Appendix A): NOP, NOP, timestamps
@@ -463,6 +458,5 @@ def decode_packets(
             long_row[long_next + j] = long_row[start + j]
             long_caplen[long_next + j] = long_caplen[start + j]
             long_origlen[long_next + j] = long_origlen[start + j]
-            long_ip_total_len[long_next + j] = long_ip_total_len[start + j]
         long_next += long_count[q]
     return hs_next, block_next, long_next

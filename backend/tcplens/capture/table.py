@@ -49,7 +49,7 @@ LONG_LENGTH = 0xFFFF
 # the table (``PacketTable.release``) a whole block comes free at once for its next arrays.
 DONE_AFTER_FLOWS = (  # the flow assignment (the endpoints: read there, once per flow)
     "interface", "link_type", "caplen16", "origlen16", "status", "ip_version", "src_id",
-    "dst_id", "ip_proto", "ip_total_len16", "src_port", "dst_port", "tcp_hdr_len",
+    "dst_id", "ip_proto", "src_port", "dst_port", "tcp_hdr_len",
 )  # fmt: skip
 DONE_AFTER_EVENTS = (  # the per-packet state machine (``flow_events``)
     "ts_ns", "tcp_seq", "tcp_ack", "tcp_flags", "tcp_window", "tcp_payload_len", "sack_count",
@@ -77,9 +77,9 @@ class PacketTable:
     Options that few packets carry are stored for those packets only, in row order: the options
     of a SYN (MSS, window scale, SACK-permitted: RFC 9293 §3.7.1, RFC 7323 §2.2, RFC 2018 §2) in
     ``handshake_*``, one entry per packet carrying any of them; SACK blocks (RFC 2018 §3) in
-    ``sack_block_*``, one entry per block. The captured, wire and IP lengths are 16-bit columns
-    (``caplen16``...): a packet with any of them ≥ ``LONG_LENGTH`` (TSO/GRO frames, jumbograms)
-    holds ``LONG_LENGTH`` there and its three lengths in ``long_*``. Per-packet views of them
+    ``sack_block_*``, one entry per block. The captured and wire lengths are 16-bit columns
+    (``caplen16``, ``origlen16``): a packet with either ≥ ``LONG_LENGTH`` (TSO/GRO frames,
+    jumbograms) holds ``LONG_LENGTH`` there and both lengths in ``long_*``. Per-packet views of them
     (``caplen``, ``mss``, ``sack_left``, ...) are built on demand, for tests and tools: the
     analysis reads the compact columns.
     """
@@ -96,7 +96,6 @@ class PacketTable:
     src_id: U32  # row of ``addresses``; equal ids, equal addresses; 0 is :: (no IP header)
     dst_id: U32
     ip_proto: U8  # IP protocol number of the transport header (6 TCP, 17 UDP), 0 if none
-    ip_total_len16: U16  # IPv4 total length / IPv6 payload length + 40, from the header
     src_port: U16
     dst_port: U16
     tcp_seq: U32
@@ -119,11 +118,10 @@ class PacketTable:
     sack_block_row: U32
     sack_block_left: U32
     sack_block_right: U32
-    # the packets with a length ≥ LONG_LENGTH (rows ascending), and their three lengths in full
+    # the packets with a length ≥ LONG_LENGTH (rows ascending), and their two lengths in full
     long_rows: U32
     long_caplen: U32
     long_origlen: U32
-    long_ip_total_len: U32
     # shape (k, 16), one row per distinct address, in order of first appearance: IPv6, or IPv4
     # as IPv4-mapped IPv6 (::ffff:a.b.c.d); row 0 is :: (see ``capture.addresses``)
     addresses: U8
@@ -178,11 +176,6 @@ class PacketTable:
     def origlen(self) -> U32:
         """Per packet: bytes on the wire (built on each call)."""
         return self._length(self.origlen16, self.long_origlen)
-
-    @property
-    def ip_total_len(self) -> U32:
-        """Per packet: IPv4 total length / IPv6 payload length + 40 (built on each call)."""
-        return self._length(self.ip_total_len16, self.long_ip_total_len)
 
     @property
     def mss(self) -> I32:

@@ -116,7 +116,8 @@ def test_zero_ipv4_total_length_means_the_frame_length() -> None:
 def test_lengths_of_64_kib_and_more_are_kept_whole() -> None:
     # GRO/TSO super-frames: a 70,000-byte frame captured whole, one cut at 96 bytes, both with
     # the IP length 0 the kernel gives them; around them, ordinary frames. The 16-bit columns
-    # hold LONG_LENGTH for them and ``long_*`` their true lengths.
+    # hold LONG_LENGTH for them and ``long_*`` their true lengths; the payload lengths come from
+    # the frame's length (the IP length is 0).
     big = _v4(tcp(5, 6, 1, 1, ACK, 100, payload=b"z" * (70_000 - 54)), total_len=0)
     small = _v4(tcp(5, 6, 1, 1, ACK, 100, payload=b"y" * 10))
     packets = [
@@ -129,7 +130,6 @@ def test_lengths_of_64_kib_and_more_are_kept_whole() -> None:
         t = read_capture(io.BytesIO(data)).packets
         assert t.caplen.tolist() == [64, 70_000, 64, 96]
         assert t.origlen.tolist() == [64, 70_000, 64, 70_000]
-        assert t.ip_total_len.tolist() == [50, 70_000 - 14, 50, 70_000 - 14]
         assert t.tcp_payload_len.tolist() == [10, 70_000 - 54, 10, 70_000 - 54]
         assert t.caplen16.tolist() == [64, LONG_LENGTH, 64, 96]
         assert t.long_rows.tolist() == [1, 3]
@@ -160,11 +160,13 @@ def test_ipv6_extension_chain_is_walked() -> None:
     routing = bytes([44, 0, 0, 0]) + b"\x00" * 4  # next: fragment
     fragment = bytes([6, 0]) + struct.pack("!HI", 0, 1)  # next: TCP, offset 0, last
     chain = hop_by_hop + destination + routing + fragment
-    t = _table(ethernet(ipv6("2001:db8::1", "2001:db8::2", 0, chain + segment), 0x86DD))
+    packet = ipv6("2001:db8::1", "2001:db8::2", 0, chain + segment + b"data")
+    t = _table(ethernet(packet, 0x86DD) + b"\x00" * 6)  # a trailer after the IPv6 payload
     assert t.ip_proto.tolist() == [6]
     assert t.tcp_seq.tolist() == [31]
     assert t.status.tolist() == [PARSED | FRAGMENT]
-    assert t.ip_total_len.tolist() == [40 + len(chain) + 20]
+    # the IPv6 payload length less the extension chain and the TCP header, not the frame's rest
+    assert t.tcp_payload_len.tolist() == [4]
 
 
 def test_ipv6_later_fragment_is_never_tcp() -> None:

@@ -114,7 +114,8 @@ def test_ipv6_addresses() -> None:
     assert bytes(table.addresses[table.src_id[0]]) == bytes.fromhex(
         "20010db8000000000000000000000001"
     )
-    assert table.ip_total_len.tolist() == [60]
+    assert table.tcp_hdr_len.tolist() == [20]
+    assert table.tcp_payload_len.tolist() == [0]
 
 
 def _two_packets() -> bytes:

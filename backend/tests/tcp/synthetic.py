@@ -65,7 +65,6 @@ def table(segs: list[Seg]) -> PacketTable:
         src_id=col([address_ids[a] for a, _ in src], np.uint32),
         dst_id=col([address_ids[a] for a, _ in dst], np.uint32),
         ip_proto=np.full(n, 6, np.uint8),
-        ip_total_len16=col([52 + s.length for s in segs], np.uint16),
         src_port=col([p for _, p in src], np.uint16),
         dst_port=col([p for _, p in dst], np.uint16),
         tcp_seq=col([(s.seq + i) % 2**32 for s, i in zip(segs, own_isn, strict=True)], np.uint32),
@@ -94,7 +93,6 @@ def table(segs: list[Seg]) -> PacketTable:
         long_rows=np.zeros(0, np.uint32),  # no segment here is 64 KiB long
         long_caplen=np.zeros(0, np.uint32),
         long_origlen=np.zeros(0, np.uint32),
-        long_ip_total_len=np.zeros(0, np.uint32),
         addresses=np.frombuffer(b"".join(address_ids), np.uint8).reshape(-1, 16).copy(),
     )
 
