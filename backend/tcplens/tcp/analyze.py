@@ -60,17 +60,17 @@ def _analyze(
 ) -> TcpAnalysis:
     if start_ns is None:
         start_ns = int(packets.ts_ns.min()) if len(packets) else 0
-    # scratch shared by the passes (its pages are touched once for all of them): the flow
-    # assignment's tags and the flow layout's rows (its second half, read by build_segments),
-    # then two values per TCP packet for the per-flow passes: build_segments only uses the
-    # first (it must not overwrite the layout), rtt_samples both
+    # scratch shared by the passes (its pages are touched once for all of them): its first half
+    # holds the flow assignment's tags, then one value per TCP packet for the per-flow passes
+    # (build_segments, then rtt_samples); its second half the flow layout's rows, which
+    # build_segments turns into Segments.frame
     scratch = empty(2 * len(packets), np.int32)
     fa = assign_flows(packets, scratch)
     ends = _Endpoints.of(packets, fa)
     done(DONE_AFTER_FLOWS)
-    work = scratch[: 2 * fa.n_packets].reshape(2, -1)
+    work = scratch[: fa.n_packets]
     del scratch
-    segments, handshake, facts = build_segments(packets, fa, work[0])
+    segments, handshake, facts = build_segments(packets, fa, work)
     done(DONE_AFTER_EVENTS)
     clients = _Clients(fa.n_flows, fa.client_from_syn, fa.first_row)
     del fa  # its per-packet columns are no longer needed: free them before the next stages
@@ -112,15 +112,9 @@ class _Endpoints:
         layout = fa.layout
         start, c2s = layout.offsets[0:-1:2], np.diff(layout.offsets)[0::2]
         from_client = c2s > 0
-        at = start.copy()  # the flow's first packet (the layout is in capture order per flow)
-        late = np.flatnonzero(from_client & (layout.direction[start] != 0))
-        if late.size:  # the server's packet came first: find the client's first one
-            lengths = layout.offsets[2 * late + 2] - start[late]
-            group = np.cumsum(lengths) - lengths
-            pos = np.repeat(start[late] - group, lengths) + np.arange(int(lengths.sum()))
-            hits = np.flatnonzero(layout.direction[pos] == 0)
-            at[late] = pos[hits[np.searchsorted(hits, group)]]
-        row = layout.rows[at].astype(np.int64)
+        # the layout is in Segments order: the flow's first client → server packet is at its
+        # start, and so is its first server → client one when the client sent nothing
+        row = layout.rows[start].astype(np.int64)
         src, dst = packets.src_id[row], packets.dst_id[row]
         src_port, dst_port = packets.src_port[row], packets.dst_port[row]
         return _Endpoints(

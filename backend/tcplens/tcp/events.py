@@ -178,7 +178,6 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     offsets,
     sack_offsets,
     rows,
-    direction,
     isn,
     ts_ns,
     tcp_seq,
@@ -208,9 +207,12 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
 ):
     """The per-packet state machine, flow by flow, the flows of each chunk in parallel.
 
-    ``rows``/``direction`` list each flow's packets in capture order (:mod:`tcplens.tcp.grouping`);
-    ``offsets`` are the Segments offsets. Every per-packet output is written to the packet's
-    Segments row (``seg`` holds the columns, see :func:`tcplens.tcp.segments.build_segments`).
+    ``rows`` holds each packet's PacketTable row at its Segments row (:mod:`tcplens.tcp.grouping`;
+    ``offsets`` are the Segments offsets): each flow is walked in capture order by merging its
+    two directions' ascending rows. Every per-packet output is written to the packet's Segments
+    row (``seg`` holds the columns, see :func:`tcplens.tcp.segments.build_segments`); the frame
+    column is ``rows`` itself (viewed as uint32), each row overwritten by its frame number once
+    the merge has read it.
     Variable-length outputs go to per-flow regions that cannot overflow: data → ACK RTT samples
     (at most two per packet: one cumulative, one SACK) at ``2 * first row`` of the flow, zero-
     window spans and idle-gap candidates (at most one per packet) at its first row; their counts
@@ -231,6 +233,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         bif,
     ) = seg
     nf = isn.shape[0]
+    last = max(rows.shape[0] - 1, 0)
     # per flow results
     syn_idx = np.empty(nf, np.int64)
     synack_idx = np.empty(nf, np.int64)
@@ -275,14 +278,24 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             prev_i = -1
             lo_t = np.int64(0)
             hi_t = np.int64(0)
-            for k in range(first, offsets[2 * f + 2]):
-                r = rows[k]
+            end0 = offsets[2 * f + 1]
+            end1 = offsets[2 * f + 2]
+            for _ in range(first, end1):
+                # the next packet in capture order: the earlier of the two directions' next ones
+                # (a direction that is done reads any row and is not taken; branch-free, the
+                # directions alternate unpredictably)
+                i0 = st[_NEXT_ROW]
+                i1 = st[_N_STATE + _NEXT_ROW]
+                r0 = rows[np.uint64(min(i0, last))]
+                r1 = rows[np.uint64(min(i1, last))]
+                later = (i0 >= end0) | ((i1 < end1) & (r1 < r0))
+                fw = np.uint8(later)
+                r = r1 if later else r0
+                i = i1 if later else i0
                 ur = np.uint64(r)  # unsigned indices: no negative-index wraparound per access
-                fw = direction[k]
                 rv = fw ^ np.uint8(1)
                 o = np.int64(fw) * _N_STATE  # this direction's state row ...
                 v = np.int64(rv) * _N_STATE  # ... and the peer's
-                i = st[o + _NEXT_ROW]
                 st[o + _NEXT_ROW] = i + 1
                 u = np.uint64(i)
                 n_blocks = 0

@@ -20,7 +20,7 @@ sequence number of each direction) changes at few packets. So the work is split 
    capture order): it maps local conversations to global ones, starts flows, fixes the bases,
    and cuts each local conversation into pieces of one flow each — nearly always one piece;
 3. in parallel, every packet is written to its place in the flow-major layout
-   (:mod:`tcplens.tcp.grouping`): its piece's cursor in its flow's slice.
+   (:mod:`tcplens.tcp.grouping`): its piece's cursor for its direction in its flow's slice.
 
 Running the state machine on a subsequence gives the same result as on all packets as long as
 the subsequence holds every packet that changes the state: packets that start an instance are
@@ -72,7 +72,7 @@ _NO_ROW = np.int64(2**62)  # "no later piece": beyond every row
 class FlowAssignment:
     """The flows of a capture's TCP packets: per-flow facts and the packets laid out by flow."""
 
-    layout: FlowLayout  # the TCP packets grouped by flow, capture order within each flow
+    layout: FlowLayout  # the TCP packets grouped by flow and direction, in capture order
     client_from_syn: B  # per flow: the client was identified by a SYN or SYN/ACK
     first_row: I64  # per flow: PacketTable row of the flow's first packet
     isn_client: U32  # per flow: Wireshark's base sequence number of each direction
@@ -94,7 +94,8 @@ def assign_flows(packets: PacketTable, scratch: I32 | None = None) -> FlowAssign
     ``scratch`` is an int32 array of at least two values per PacketTable row that the passes
     may overwrite (the caller's work memory, so its pages are touched once for all its uses):
     the first half holds each row's tag while the flows are found, the second half the
-    layout's rows (:attr:`FlowLayout.rows`), which stay there until the caller reuses it.
+    layout's rows (:attr:`FlowLayout.rows`), which the per-packet pass turns into
+    :attr:`Segments.frame <tcplens.tcp.model.Segments.frame>` in place.
     """
     n_rows = len(packets)
     if scratch is None:
@@ -353,9 +354,10 @@ def _instances(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
 
     Returns the per-flow facts, the per-(flow, direction) offsets of all packets and of the
     ACKs' SACK blocks (client → server first), and the pieces: per piece its first row, the next
-    piece of its local conversation (-1: none), its first position in the flow-major layout
-    and the flip from the lower/higher endpoint direction to client/server. ``first_piece``
-    gets each local conversation's first piece.
+    piece of its local conversation (-1: none) and, per lower/higher endpoint direction, the
+    piece's first position in the flow-major layout (:mod:`tcplens.tcp.grouping`: each flow's
+    client → server packets, then its server → client ones). ``first_piece`` gets each local
+    conversation's first piece.
     """
     cap = 64  # conversations
     slots = np.full(4 * cap, -1, np.int64)
@@ -379,7 +381,7 @@ def _instances(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     piece_row = np.empty(piece_cap, np.int64)
     piece_next = np.empty(piece_cap, np.int64)
     piece_start = np.empty((piece_cap, 4), np.int64)  # counts of its conversation before it
-    piece_at = np.empty(piece_cap, np.int64)  # position in its flow's slice
+    piece_at = np.empty((piece_cap, 2), np.int64)  # per direction: position in the layout
     n_piece = 0
     for p in range(bounds.shape[0] - 1):
         lo = bounds[p]
@@ -502,23 +504,24 @@ def _instances(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         for k in range(2):
             offsets[2 * fl + k + 1] = offsets[2 * fl + k] + total[fl, x ^ k]
             sack_offsets[2 * fl + k + 1] = sack_offsets[2 * fl + k] + total[fl, 2 + (x ^ k)]
-    piece_flip = np.empty(n_piece, np.uint8)
     for q in range(n_piece):
-        piece_at[q] += offsets[2 * piece_flow[q]]
-        piece_flip[q] = flip[piece_flow[q]]
+        fl = piece_flow[q]
+        for k in range(2):  # lower/higher endpoint direction k is the flow's direction k ^ flip
+            piece_at[q, k] += offsets[2 * fl + (k ^ flip[fl])]
     return (
         (first_row, client_from_syn, isn_client, isn_server),
         offsets,
         sack_offsets,
-        (piece_row[:n_piece].copy(), piece_next[:n_piece].copy(), piece_at[:n_piece].copy(),
-         piece_flip),
+        (piece_row[:n_piece].copy(), piece_next[:n_piece].copy(), piece_at[:n_piece].copy()),
     )  # fmt: skip
 
 
 @kernel
 def _close(q, before, piece_flow, piece_start, piece_at, total):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """End piece ``q`` where its conversation had ``before`` packets: add them to its flow."""
+    """End piece ``q`` where its conversation had ``before`` packets: add them to its flow.
+    The piece's packets of each direction come after the flow's earlier ones of that direction."""
     fl = piece_flow[q]
-    piece_at[q] = total[fl, 0] + total[fl, 1]
+    piece_at[q, 0] = total[fl, 0]
+    piece_at[q, 1] = total[fl, 1]
     for k in range(4):
         total[fl, k] += before[k] - piece_start[q, k]

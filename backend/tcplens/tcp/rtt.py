@@ -69,11 +69,13 @@ def rtt_samples(
     The timestamps options are read from ``packets`` (the table ``seg`` was built from);
     ``facts`` holds the data → ACK pairs the per-packet state machine chose; ``halves`` are
     the handshake's SYN → SYN/ACK and SYN/ACK → ACK times per flow (-1 unknown); ``work`` is
-    a ``(2, len(seg))`` int32 array this pass may overwrite.
+    an int32 array of ``len(seg)`` values this pass may overwrite.
     """
     n_flows = hs.syn.shape[0]
     stats = np.empty((n_flows, 5), np.int64)
     n_timestamp = np.empty((n_flows, 2), np.int64)
+    # the timestamp samples' rows: the TSvals' in ``work``, the echoes' here
+    echo_work = empty(len(seg), np.int32, dense=True)
     # two passes over each flow's samples: the first counts them (and takes the path RTT), so
     # that the second writes them straight to their final rows: no n-sized temporaries
     count = _count(
@@ -93,8 +95,8 @@ def rtt_samples(
         hs.ack,
         halves[0],
         halves[1],
-        work[0],
-        work[1],
+        work,
+        echo_work,
         n_timestamp,
         stats,
     )
@@ -122,8 +124,8 @@ def rtt_samples(
         hs.syn,
         hs.synack,
         hs.ack,
-        work[0],
-        work[1],
+        work,
+        echo_work,
         n_timestamp,
         out,
         (rtt.direction, rtt.kind, rtt.time_ns, rtt.rtt_ns, rtt.frame, rtt.sent_frame),

@@ -1,10 +1,11 @@
 """Build the per-direction series (:class:`~tcplens.tcp.model.Segments`) and per-flow facts.
 
-The packets are grouped by flow (:mod:`tcplens.tcp.grouping`), then the per-packet state
-machine (:mod:`tcplens.tcp.events`) walks each flow in capture order, flows in parallel, and
-writes every per-packet result straight to the packet's row of the ``(flow, direction, frame)``
-layout. The columns are allocated here, once, at their final size and type; the pass writes
-each row of each column exactly once (no fill with defaults first, no copies afterwards).
+The packets are grouped by flow and direction (:mod:`tcplens.tcp.grouping`), then the
+per-packet state machine (:mod:`tcplens.tcp.events`) walks each flow in capture order, flows in
+parallel, and writes every per-packet result straight to the packet's row of the
+``(flow, direction, frame)`` layout. The columns are allocated here, once, at their final size
+and type; the pass writes each row of each column exactly once (no fill with defaults first, no
+copies afterwards). The frame column is the layout's rows themselves, overwritten in place.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ def build_segments(
 ) -> tuple[Segments, Handshake, FlowFacts]:
     """The per-direction series, the handshake facts and the other per-flow facts.
 
-    ``work`` is an int32 array of one value per TCP packet that the pass may overwrite.
+    ``work`` is an int32 array of one value per TCP packet that the pass may overwrite. The
+    layout's rows (``fa.layout.rows``) become ``Segments.frame``: the flow assignment is used up.
     """
     layout = fa.layout
     isn = np.stack([fa.isn_client, fa.isn_server], axis=1)
@@ -83,7 +85,7 @@ def build_segments(
     # the analysis is done with (``tcp.compiled.empty``)
     seg = Segments(
         offsets=layout.offsets,
-        frame=empty(n, np.uint32, dense=True),
+        frame=layout.rows.view(np.uint32),  # written over the rows (see flow_events)
         time_ns=empty(n, np.int64, dense=True),
         seq=empty(n, np.int64, dense=True),
         payload_len=empty(n, np.int32, dense=True),
@@ -109,7 +111,6 @@ def build_segments(
         layout.offsets,
         layout.sack_offsets,
         layout.rows,
-        layout.direction,
         isn,
         packets.ts_ns,
         packets.tcp_seq,

@@ -81,7 +81,9 @@ def _serial(p: PacketTable) -> dict[str, list[Any]]:
         client_lo.append(lo)
         from_syn.append(syn[fl] >= 0 or synack[fl] >= 0)
     direction = [int(s != client_lo[fl]) for s, fl in zip(src_lo, flow_of, strict=True)]
-    order = sorted(range(len(rows)), key=lambda i: flow_of[i])  # stable: capture order
+    # Segments order: by flow, then direction; stable, so capture order within each (the rows
+    # in this order and the offsets say each packet's direction)
+    order = sorted(range(len(rows)), key=lambda i: (flow_of[i], direction[i]))
     blocks = [min(int(p.sack_count[r]), 4) if p.tcp_flags[r] & ACK else 0 for r in rows]
     per = np.zeros((len(first), 2), np.int64)
     per_sack = np.zeros((len(first), 2), np.int64)
@@ -94,7 +96,6 @@ def _serial(p: PacketTable) -> dict[str, list[Any]]:
         "isn_client": [b[0] if lo else b[1] for b, lo in zip(base, client_lo, strict=True)],
         "isn_server": [b[1] if lo else b[0] for b, lo in zip(base, client_lo, strict=True)],
         "rows": [rows[i] for i in order],
-        "direction": [direction[i] for i in order],
         "offsets": [0, *np.cumsum(per.ravel()).tolist()],
         "sack_offsets": [0, *np.cumsum(per_sack.ravel()).tolist()],
     }
@@ -106,7 +107,7 @@ def _parallel(p: PacketTable) -> dict[str, list[int]]:
         f: getattr(fa, f).tolist()
         for f in ("first_row", "client_from_syn", "isn_client", "isn_server")
     }
-    for f in ("rows", "direction", "offsets", "sack_offsets"):
+    for f in ("rows", "offsets", "sack_offsets"):
         out[f] = getattr(fa.layout, f).tolist()
     return out
 
