@@ -102,7 +102,7 @@ def graph_columns(analysis: TcpAnalysis) -> dict[str, npt.NDArray[Any]]:
     sack: dict[str, npt.NDArray[Any]] = {}
     if blocks:
         # one row per block, a packet's blocks consecutive and in the order sent
-        rows = seg.sack_row
+        rows = seg.sack_rows()
         first = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]) if rows.size else rows
         nth = np.arange(rows.size) - np.repeat(first, np.diff(np.r_[first, rows.size]))
         edges = seg.sack_edges()

@@ -43,6 +43,7 @@ from tcplens.tcp.compiled import inline_kernel, parallel_kernel
 from tcplens.tcp.model import (
     ACK_LOST_SEGMENT,
     DUPLICATE_ACK,
+    EVENT_NAMES,
     FAST_RETRANSMISSION,
     IDLE_GAP_MIN_NS,
     KEEP_ALIVE,
@@ -72,9 +73,13 @@ FAST_RETRANSMISSION_WINDOW_NS = 20_000_000
 OUT_OF_ORDER_DEFAULT_NS = 3_000_000
 MAX_WINDOW_SHIFT = 14  # RFC 7323 §2.3: larger shifts are treated as 14
 
-# Karn bookkeeping bits of a queued segment (q_state)
-AMBIGUOUS = 1  # part of its sequence range was sent more than once: no RTT sample from it
-SACKED = 2  # a SACK block already timed it
+# Karn bookkeeping bits of a queued segment, kept in its ``events`` above the event kinds while
+# its flow is walked (no array of their own: fresh memory is the main per-packet cost, issue 4)
+# and cleared when the flow is done
+AMBIGUOUS = 1 << 14  # part of its sequence range was sent more than once: no RTT sample from it
+SACKED = 1 << 15  # a SACK block already timed it
+EVENT_BITS = (1 << 14) - 1
+assert len(EVENT_NAMES) <= 14  # the event kinds leave the two top bits of the uint16 free
 
 
 @inline_kernel
@@ -195,11 +200,9 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     block_right,
     opt_has_ts,
     seg,
-    out_sack_row,
     out_sack_left,
     out_sack_right,
     q_next,
-    q_state,
     rtt_ack,
     rtt_sent,
     zw,
@@ -299,6 +302,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 st[o + _NEXT_ROW] = i + 1
                 u = np.uint64(i)
                 n_blocks = 0
+                karn = 0  # Karn bits of this packet (if it is queued)
                 t = ts_ns[ur]
                 fl = tcp_flags[ur]
                 ln = np.int64(tcp_len[ur])
@@ -339,7 +343,6 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                             bj = np.uint64(b + j)
                             left = np.int32(block_left[ej] - raw)
                             right = np.int32(block_right[ej] - raw)
-                            out_sack_row[bj] = i
                             out_sack_left[bj] = left
                             out_sack_right[bj] = right
                             blocks[j, 0] = a + np.int64(left)
@@ -499,7 +502,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     if advances:
                         # new data (maybe partly resent): queue it for Karn's rule
                         q_next[u] = -1
-                        q_state[u] = AMBIGUOUS if (has_nxt and s < nxt) else 0
+                        karn = AMBIGUOUS if (has_nxt and s < nxt) else 0
                         tail = st[o + _Q_TAIL]
                         if tail >= 0:
                             q_next[tail] = i
@@ -511,7 +514,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                         e = st[o + _Q_HEAD]
                         while e >= 0 and out_seq[e] < end:
                             if _end_of(e, out_seq, out_len, out_flags) > s:
-                                q_state[e] |= AMBIGUOUS
+                                events[e] |= AMBIGUOUS
                             e = q_next[e]
                 if advances and not probe:
                     if not has_nxt:
@@ -535,7 +538,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                         e = st[v + _Q_HEAD]
                         while e >= 0 and _end_of(e, out_seq, out_len, out_flags) <= a:
                             newest = e
-                            clean = clean and (q_state[e] & AMBIGUOUS) == 0
+                            clean = clean and (events[e] & AMBIGUOUS) == 0
                             e = q_next[e]
                         st[v + _Q_HEAD] = e
                         if e < 0:
@@ -555,8 +558,8 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                         if e >= 0:
                             st[v + _SACK_CURSOR] = e
                             end_e = _end_of(e, out_seq, out_len, out_flags)
-                            if end_e == right and q_state[e] == 0:
-                                q_state[e] = SACKED
+                            if end_e == right and (events[e] & (AMBIGUOUS | SACKED)) == 0:
+                                events[e] |= SACKED
                                 if t >= out_time[e]:
                                     rtt_ack[rtt_base + n_rtt] = i
                                     rtt_sent[rtt_base + n_rtt] = e
@@ -608,7 +611,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     if 0 < flight < 2**31:  # Wireshark also drops absurd values (> 2e9)
                         flight_out = flight
                 bif[u] = flight_out
-                events[u] = ev
+                events[u] = ev | karn
 
                 # Flows summaries: data range and re-sent data (the rule of tcp.resent.resent)
                 if ln > 0:
@@ -651,6 +654,8 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                         n_idle += 1
                 prev_t = t
                 prev_i = i
+            for j in range(first, end1):  # the Karn bits are done with
+                events[j] &= EVENT_BITS
             for d in range(2):  # spans still closed when the capture ends
                 o = np.int64(d) * _N_STATE
                 if st[o + _ZW_OPEN] >= 0:

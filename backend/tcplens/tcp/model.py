@@ -38,6 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from tcplens.capture.table import ACK
+
 U8 = npt.NDArray[np.uint8]
 U16 = npt.NDArray[np.uint16]
 U32 = npt.NDArray[np.uint32]
@@ -210,12 +212,11 @@ class Segments:
     # at most 65535 << 14 < 2**31 (RFC 7323 §2.3)
     flags: U16  # TCP flags as in PacketTable.tcp_flags
     sack_count: U8  # 0..4 SACK blocks carried by each packet
-    # SACK blocks are rare (loss recovery), so only the blocks that exist are stored, one row
-    # per block of an ACK (RFC 2018): ``sack_row`` is the packet's row (ascending; a packet's
-    # blocks in the order it sent them), the edges are relative to that packet's ``ack`` (the
-    # difference of two 32-bit sequence numbers, so exact in int32). :meth:`sack_edges` gives
-    # them relative to the other direction's ISN, like ``ack``.
-    sack_row: I32
+    # SACK blocks are rare (loss recovery), so only the blocks that exist are stored, one per
+    # block of an ACK (RFC 2018), in row order and a packet's blocks in the order it sent them
+    # (:meth:`sack_rows` gives each block's row); the edges are relative to that packet's ``ack``
+    # (the difference of two 32-bit sequence numbers, so exact in int32). :meth:`sack_edges`
+    # gives them relative to the other direction's ISN, like ``ack``.
     sack_left_from_ack: I32
     sack_right_from_ack: I32
     events: U16  # bit set over EVENT_NAMES (Wireshark's tcp.analysis flags: 14 bits)
@@ -269,10 +270,17 @@ class Segments:
         k: I64 = np.searchsorted(self.offsets, rows, side="right") - 1
         return k
 
+    def sack_rows(self) -> I32:
+        """The row of every SACK block (ascending): each packet with the ACK flag carries
+        ``sack_count`` blocks. An array made on demand, like :meth:`flow_column`."""
+        blocks = np.where((self.flags & ACK) != 0, self.sack_count, 0)
+        rows: I32 = np.repeat(np.arange(len(self), dtype=np.int32), blocks)
+        return rows
+
     def sack_edges(self) -> tuple[I64, I64]:
         """Left and right edges of every SACK block, relative to the other direction's ISN
-        like ``ack`` (rows as ``sack_row``)."""
-        ack = self.ack[self.sack_row]
+        like ``ack`` (rows as :meth:`sack_rows`)."""
+        ack = self.ack[self.sack_rows()]
         left: I64 = ack + self.sack_left_from_ack
         right: I64 = ack + self.sack_right_from_ack
         return left, right

@@ -93,7 +93,6 @@ def build_segments(
         window=empty(n, np.int32, dense=True),
         flags=empty(n, np.uint16, dense=True),
         sack_count=empty(n, np.uint8, dense=True),
-        sack_row=empty(n_blocks, np.int32, dense=True),
         sack_left_from_ack=empty(n_blocks, np.int32, dense=True),
         sack_right_from_ack=empty(n_blocks, np.int32, dense=True),
         events=empty(n, np.uint16, dense=True),
@@ -140,11 +139,9 @@ def build_segments(
             seg.resent,
             seg.bytes_in_flight,
         ),
-        seg.sack_row,
         seg.sack_left_from_ack,
         seg.sack_right_from_ack,
         work,  # Karn queue links, indexed by Segments row
-        empty(n, np.uint8, dense=True),  # Karn queue state bits
         rtt_ack,
         rtt_sent,
         zw,

@@ -54,9 +54,10 @@ def test_every_sack_block_of_the_receivers_acks() -> None:
     assert int(present.sum()) == 3711 and int(present.any(axis=1).sum()) == 2184
     # one row per block: a packet's blocks in the order it sent them
     left, right = seg.sack_edges()
-    nth = np.concatenate([np.arange(k) for k in seg.sack_count[np.unique(seg.sack_row)]])
-    assert (lefts[seg.sack_row, nth] == left).all() and (rights[seg.sack_row, nth] == right).all()
-    assert seg.sack_row.size == 3711
+    rows = seg.sack_rows()
+    nth = np.concatenate([np.arange(k) for k in seg.sack_count[np.unique(rows)]])
+    assert (lefts[rows, nth] == left).all() and (rights[rows, nth] == right).all()
+    assert rows.size == 3711
     # SACK blocks lie above the cumulative ACK they come with (RFC 2018 §3), right of left.
     acks = np.broadcast_to(seg.ack[:, None], lefts.shape)
     assert (lefts[present] > acks[present]).all()

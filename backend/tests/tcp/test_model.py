@@ -83,7 +83,7 @@ def _segments(offsets: list[int]) -> Segments:
     }  # fmt: skip
     arrays: dict[str, Any] = {name: np.zeros(n, t) for name, t in columns.items()}
     blocks: dict[str, Any] = {
-        f: np.zeros(0, np.int32) for f in ("sack_row", "sack_left_from_ack", "sack_right_from_ack")
+        f: np.zeros(0, np.int32) for f in ("sack_left_from_ack", "sack_right_from_ack")
     }
     return Segments(
         offsets=np.array(offsets, np.int64),
@@ -108,9 +108,11 @@ def test_sack_edges_are_relative_to_the_isn_like_ack() -> None:
     seg = dataclasses.replace(
         _segments([0, 3, 3]),
         ack=np.array([1, 101, 201], np.int64),
-        sack_row=np.array([1, 1, 2], np.int32),
+        flags=np.array([0x10, 0x10, 0x10], np.uint16),  # ACK
+        sack_count=np.array([0, 2, 1], np.uint8),
         sack_left_from_ack=np.array([1000, 3000, -100], np.int32),  # -100: a D-SACK below ack
         sack_right_from_ack=np.array([2000, 4000, 0], np.int32),
     )
+    assert seg.sack_rows().tolist() == [1, 1, 2]
     left, right = seg.sack_edges()
     assert left.tolist() == [1101, 3101, 101] and right.tolist() == [2101, 4101, 201]
