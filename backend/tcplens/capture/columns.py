@@ -1,4 +1,4 @@
-"""The table's columns while they are read: one arena of dense columns, entries for the few
+"""The table's columns while they are read: a few blocks of dense columns, entries for the few
 packets that carry an option, and the decoder's per-part scratch (``reader``)."""
 
 from __future__ import annotations
