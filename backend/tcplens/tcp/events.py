@@ -108,9 +108,9 @@ def _end_of(row, seq, length, flags):  # type: ignore[no-untyped-def]  # pragma:
 # offset from the row instead of loading that array's data pointer and strides first, and the
 # per-flow facts are written out once when the flow ends. Field names follow packet-tcp.c's
 # tcp_flow_t where they come from it.
-_SEQ_RAW = 0  # last raw sequence number (the ISN before the first packet) ...
-_SEQ_REL = 1  # ... and its relative, unwrapped value
-_ACK_RAW = 2  # the same for the acknowledgment number (the peer's ISN first)
+_ISN = 0  # the direction's ISN (Wireshark's base_seq) ...
+_SEQ_REL = 1  # ... and its last sequence number relative to it, unwrapped
+_PEER_ISN = 2  # the same for its acknowledgment numbers (relative to the peer's ISN)
 _ACK_REL = 3
 _NEXTSEQ = 4  # next expected sequence number (nextseq), if _HAS_NEXTSEQ
 _HAS_NEXTSEQ = 5
@@ -120,8 +120,7 @@ _HAS_LASTACK = 8
 _LASTACKTIME = 9
 _MAXACK = 10  # highest ACK sent by the direction, if _HAS_MAXACK
 _HAS_MAXACK = 11
-_WIN = 12  # last advertised window (raw), if _HAS_WIN
-_HAS_WIN = 13
+_WIN = 12  # last advertised window (raw), -1 before the first packet
 _WIN_FROM_SYN = 14  # ... and it came with a SYN (never scaled)
 _DUPACKNUM = 15
 _LASTSEGFLAGS = 16  # events of the direction's last packet
@@ -145,7 +144,6 @@ _Q_TAIL = 39
 _SACK_CURSOR = 40  # where the SACK sample search stopped last, -1 none
 _SACK_NEXT = 41  # next SACK block row (Segments) of the direction
 _ZW_OPEN = 42  # row of the first zero-window advertisement of an open span, or -1
-_LAST_ROW = 43  # the direction's latest Segments row
 _WS = 44  # window scale: -1 unknown, -2 scaling off (Wireshark's values), else the shift
 _MSS = 45  # MSS option of its SYN, -1 without
 _SACK_PERM = 46  # its SYN offered SACK
@@ -161,8 +159,8 @@ def _start_flow(st, isn, f, sack_offsets):  # type: ignore[no-untyped-def]  # pr
         o = d * _N_STATE
         st[o : o + _N_STATE] = 0
         # the first sequence number is relative to the ISN, the first ACK to the peer's
-        st[o + _SEQ_RAW] = np.int64(isn[f, d])
-        st[o + _ACK_RAW] = np.int64(isn[f, 1 - d])
+        st[o + _ISN] = np.int64(isn[f, d])
+        st[o + _PEER_ISN] = np.int64(isn[f, 1 - d])
         st[o + _VALID_BIF] = 1
         st[o + _DATA_FIRST_NS] = -1
         st[o + _DATA_LAST_NS] = -1
@@ -171,7 +169,7 @@ def _start_flow(st, isn, f, sack_offsets):  # type: ignore[no-untyped-def]  # pr
         st[o + _SACK_CURSOR] = -1
         st[o + _SACK_NEXT] = sack_offsets[2 * f + d]
         st[o + _ZW_OPEN] = -1
-        st[o + _LAST_ROW] = -1
+        st[o + _WIN] = -1
         st[o + _WS] = -1
         st[o + _MSS] = -1
 
@@ -326,18 +324,19 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 syn_fin_rst = (fl & 0x07) != 0
                 syn_fin = (fl & 0x03) != 0
 
-                # relative, unwrapped sequence and acknowledgment numbers (the first ones
-                # relative to the ISNs, which _start_flow put in the RAW fields)
+                # relative, unwrapped sequence and acknowledgment numbers: the step from the last
+                # raw number, which is the ISN plus the last relative one (mod 2**32), is taken
+                # as a signed 32-bit difference (RFC 1982); no raw number to store per packet
                 raw = tcp_seq[ur]
-                s = st[o + _SEQ_REL] + np.int64(np.int32(np.int64(raw) - st[o + _SEQ_RAW]))
-                st[o + _SEQ_RAW] = np.int64(raw)
+                rel = st[o + _SEQ_REL]
+                s = rel + np.int64(np.int32(np.int64(raw) - st[o + _ISN] - rel))
                 st[o + _SEQ_REL] = s
                 out_seq[u] = s
                 a = np.int64(0)
                 if is_ack:
                     raw = tcp_ack[ur]
-                    a = st[o + _ACK_REL] + np.int64(np.int32(np.int64(raw) - st[o + _ACK_RAW]))
-                    st[o + _ACK_RAW] = np.int64(raw)
+                    rel = st[o + _ACK_REL]
+                    a = rel + np.int64(np.int32(np.int64(raw) - st[o + _PEER_ISN] - rel))
                     st[o + _ACK_REL] = a
                     n_blocks = sack_count
                     if n_blocks > 0:
@@ -404,12 +403,12 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 nxt = st[o + _NEXTSEQ]
                 has_lack = st[o + _HAS_LASTACK] != 0
                 lack = st[o + _LASTACK]
-                has_win = st[o + _HAS_WIN] != 0
                 win = st[o + _WIN]
+                has_win = win >= 0
                 has_lack_v = st[v + _HAS_LASTACK] != 0
                 lack_v = st[v + _LASTACK]
-                has_win_v = st[v + _HAS_WIN] != 0
                 win_v = st[v + _WIN]
+                has_win_v = win_v >= 0
 
                 ev = np.uint32(0)
                 # ZERO WINDOW PROBE
@@ -583,9 +582,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                         zw[zw_base + n_zw, 2] = 1
                         n_zw += 1
                         st[o + _ZW_OPEN] = -1
-                st[o + _LAST_ROW] = i
                 st[o + _WIN] = w
-                st[o + _HAS_WIN] = 1
                 st[o + _WIN_FROM_SYN] = is_syn
                 if is_ack:
                     st[o + _LASTACK] = a
@@ -668,7 +665,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 o = np.int64(d) * _N_STATE
                 if st[o + _ZW_OPEN] >= 0:
                     zw[zw_base + n_zw, 0] = st[o + _ZW_OPEN]
-                    zw[zw_base + n_zw, 1] = st[o + _LAST_ROW]
+                    zw[zw_base + n_zw, 1] = offsets[2 * f + d + 1] - 1  # the side's last row
                     zw[zw_base + n_zw, 2] = 0
                     n_zw += 1
             flow_first_ns[f] = lo_t
