@@ -115,15 +115,10 @@ def allocate_columns(n: int, pcap: bool, *, populate: bool = True) -> TableColum
     The entries (SYN options, SACK blocks, long lengths) get room for one per packet (blocks:
     more if they come, see ``Entries.room``), mapped but touched only where written.
     """
-    dtypes = dict(LAYOUT)
-    dense: Columns = {}
-    for group in (DONE_AFTER_FLOWS, DONE_AFTER_EVENTS, DONE_AFTER_RTT):
-        names = [name for name in group if not (pcap and name in PER_INTERFACE)]
-        sizes = [n * np.dtype(dtypes[name]).itemsize for name in names]
-        starts = np.concatenate([[0], np.cumsum([-(-size // 64) * 64 for size in sizes])])
-        block = anonymous_memory(int(starts[-1]), populate=populate)
-        for name, start, size in zip(names, starts.tolist(), sizes, strict=False):
-            dense[name] = block[start : start + size].view(dtypes[name])
+    shapes = {name: (n, np.dtype(dtype)) for name, dtype in LAYOUT}
+    dense = _blocks(
+        {k: v for k, v in shapes.items() if not (pcap and k in PER_INTERFACE)}, populate
+    )
     return TableColumns(
         dense,
         Entries(HANDSHAKE, n),
@@ -159,6 +154,7 @@ LAYOUT: tuple[tuple[str, type], ...] = (
     ("ts_ecr", np.uint32),
 )
 PER_INTERFACE = ("interface", "link_type")  # a pcap's are one value (``reader._Reading._table``)
+GROUPS = (DONE_AFTER_FLOWS, DONE_AFTER_EVENTS, DONE_AFTER_RTT)  # a block each (allocate_columns)
 
 HANDSHAKE: tuple[tuple[str, type], ...] = (
     ("handshake_rows", np.uint32),
@@ -183,7 +179,6 @@ def join_pieces(pieces: list[TableColumns]) -> Columns:
 
     Into memory mapped as in ``allocate_columns`` (populated: every row or entry is copied).
     """
-    columns: Columns = {}
     if not pieces:
         pieces = [allocate_columns(0, False)]
     parts: dict[str, list[Any]] = {}
@@ -194,17 +189,33 @@ def join_pieces(pieces: list[TableColumns]) -> Columns:
         ]:  # fmt: skip
             parts.setdefault(name, []).append(column)
     pieces.clear()
-    for name, arrays in parts.items():
-        if len(arrays) == 1:
-            columns[name] = arrays[0]
-            continue
-        rows = sum(array.shape[0] for array in arrays)
-        dtype = arrays[0].dtype
-        column = anonymous_memory(rows * dtype.itemsize, populate=True).view(dtype)
+    joined = {name: arrays for name, arrays in parts.items() if len(arrays) > 1}
+    shapes = {
+        name: (sum(array.shape[0] for array in arrays), arrays[0].dtype)
+        for name, arrays in joined.items()
+    }
+    columns = {name: arrays[0] for name, arrays in parts.items() if len(arrays) == 1}
+    for name, column in _blocks(shapes, populate=True).items():
         start = 0
-        for array in arrays:
+        for array in joined[name]:
             column[start : start + array.shape[0]] = array
             start += array.shape[0]
         columns[name] = column
-        arrays.clear()
+        joined[name].clear()
     return columns
+
+
+def _blocks(shapes: dict[str, tuple[int, np.dtype[Any]]], populate: bool) -> Columns:
+    """Zero-filled arrays of ``shapes`` (rows, dtype): the dense columns of each ``DONE_AFTER_*``
+    group in one block, 64-byte aligned (see ``allocate_columns``), any other its own mapping."""
+    grouped = {name for group in GROUPS for name in group}
+    blocks = [[name for name in group if name in shapes] for group in GROUPS]
+    blocks += [[name] for name in shapes if name not in grouped]
+    out: Columns = {}
+    for names in blocks:
+        sizes = [shapes[name][0] * shapes[name][1].itemsize for name in names]
+        starts = np.concatenate([[0], np.cumsum([-(-size // 64) * 64 for size in sizes])])
+        block = anonymous_memory(int(starts[-1]), populate=populate)
+        for name, start, size in zip(names, starts[:-1].tolist(), sizes, strict=True):
+            out[name] = block[start : start + size].view(shapes[name][1])
+    return out

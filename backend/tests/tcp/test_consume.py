@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tcplens.capture import read_capture
+from tcplens.capture import buffers, read_capture
 from tcplens.capture.columns import LAYOUT
 from tcplens.capture.memory import mapped_regions
 from tcplens.capture.table import (
@@ -68,11 +68,19 @@ def test_consuming_the_table_gives_the_same_analysis_and_report(path: Path) -> N
     _same_either_way(path)
 
 
-def test_a_compressed_capture_read_window_by_window_is_consumed_alike(tmp_path: Path) -> None:
+def test_a_compressed_capture_read_window_by_window_is_consumed_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     require(LAB / "lossy_download.pcap")
+    monkeypatch.setattr(buffers, "STREAM_BUFFER", 64 << 10)  # many windows: pieces, joined
     packed = tmp_path / "lossy_download.pcap.gz"
     packed.write_bytes(gzip.compress((LAB / "lossy_download.pcap").read_bytes()))
     _same_either_way(packed)
+    capture = read_capture(packed)
+    after_flows = _region(capture.packets.src_id)
+    assert _region(capture.packets.dst_port) == after_flows  # joined into one block as well
+    segments = analyze_tcp(capture.packets, consume=True).segments
+    assert _region(segments.time_ns) == after_flows
 
 
 def _same_either_way(path: Path) -> None:
