@@ -7,6 +7,7 @@ so the CLI and the API can never disagree about a capture.
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -54,67 +55,57 @@ def flows_json(
 ) -> list[dict[str, Any]]:
     """DESIGN.md ``flows`` entries, plus ``vantage`` (where the capture point sits) and
     ``window_scale`` (each side's shift; null when the handshake was not captured, because
-    the windows of that side then cannot be read in bytes)."""
+    the windows of that side then cannot be read in bytes).
+
+    Columnar: each field is made for all flows at once (numpy, then ``tolist``) and the loop
+    only assembles the dicts: a capture of 100k short flows has 100k of them."""
     f = analysis.flows
-    rtt_min, rtt_med, rtt_p95 = f.rtt_min_ns, f.rtt_median_ns, f.rtt_p95_ns
-    clients = _endpoints(f.client_addr, f.client_port)
-    servers = _endpoints(f.server_addr, f.server_port)
-    start_s = np.round((f.start_ns - origin_ns) / 1e9, 6).tolist()
-    duration_s = np.round((f.end_ns - f.start_ns) / 1e9, 6).tolist()
-    handshake = _ms_list(f.handshake_rtt_ns)
-    rmin, rmed, rp95 = _ms_list(rtt_min), _ms_list(rtt_med), _ms_list(rtt_p95)
-    retrans = (f.retransmissions_c2s + f.retransmissions_s2c).tolist()
-    vantage = [VANTAGE_NAMES[v] for v in f.vantage.tolist()]
-    timelines = timelines_json(analysis, origin_ns)
-    scales = [
-        {"client": None if c < 0 else c, "server": None if sv < 0 else sv}
-        for c, sv in zip(
-            f.window_scale_client.tolist(), f.window_scale_server.tolist(), strict=True
-        )
-    ]
+    factors, shares = _verdict_columns(f.id, verdicts)
     columns = zip(
         f.id.tolist(),
-        clients,
-        servers,
-        start_s,
-        duration_s,
+        _endpoints(f.client_addr, f.client_port),
+        _endpoints(f.server_addr, f.server_port),
+        np.round((f.start_ns - origin_ns) / 1e9, 6).tolist(),
+        np.round((f.end_ns - f.start_ns) / 1e9, 6).tolist(),
         f.bytes_c2s.tolist(),
         f.bytes_s2c.tolist(),
         f.packets.tolist(),
-        handshake,
-        rmin,
-        rmed,
-        rp95,
-        retrans,
-        vantage,
-        scales,
-        timelines,
+        _ms_list(f.handshake_rtt_ns),
+        _ms_list(f.rtt_min_ns),
+        _ms_list(f.rtt_median_ns),
+        _ms_list(f.rtt_p95_ns),
+        (f.retransmissions_c2s + f.retransmissions_s2c).tolist(),
+        factors,
+        shares,
+        np.array(VANTAGE_NAMES, object)[f.vantage].tolist(),
+        _none_if_negative(f.window_scale_client),
+        _none_if_negative(f.window_scale_server),
+        timelines_json(analysis, origin_ns),
         strict=True,
     )
-    out = []
     # one dict per flow: output formatting, not analysis
-    for fid, cl, sv, st, du, b_cs, b_sc, pk, hs, r0, r1, r2, rt, va, ws, tl in columns:
-        factor, shares = verdicts.get(fid, (None, {}))
-        out.append(
-            {
-                "id": fid,
-                "client": cl,
-                "server": sv,
-                "start_s": st,
-                "duration_s": du,
-                "bytes": {"client_to_server": b_cs, "server_to_client": b_sc},
-                "packets": pk,
-                "handshake_rtt_ms": hs,
-                "rtt_ms": None if r0 is None else {"min": r0, "median": r1, "p95": r2},
-                "retransmissions": rt,
-                "limiting_factor": factor,
-                "factor_shares": dict(shares),
-                "vantage": va,
-                "window_scale": ws,
-                "timeline": tl,
-            }
-        )
-    return out
+    return [
+        {
+            "id": fid,
+            "client": cl,
+            "server": sv,
+            "start_s": st,
+            "duration_s": du,
+            "bytes": {"client_to_server": b_cs, "server_to_client": b_sc},
+            "packets": pk,
+            "handshake_rtt_ms": hs,
+            "rtt_ms": None if r0 is None else {"min": r0, "median": r1, "p95": r2},
+            "retransmissions": rt,
+            "limiting_factor": factor,
+            "factor_shares": dict(share),
+            "vantage": va,
+            "window_scale": {"client": ws_c, "server": ws_s},
+            "timeline": tl,
+        }
+        for (
+            fid, cl, sv, st, du, b_cs, b_sc, pk, hs, r0, r1, r2, rt, factor, share, va, ws_c, ws_s, tl
+        ) in columns
+    ]  # fmt: skip
 
 
 def timelines_json(analysis: TcpAnalysis, origin_ns: int) -> list[dict[str, Any]]:
@@ -125,65 +116,103 @@ def timelines_json(analysis: TcpAnalysis, origin_ns: int) -> list[dict[str, Any]
     ``idle_gaps_s`` (``tcp.model.IdleGaps``). A time is null when its packet was not captured."""
     f, gaps = analysis.flows, analysis.idle_gaps
     n = len(f)
-    syn_ns = f.first_syn_ns
     first_data, last_data = f.data_span_ns()
     # gap rows grouped by flow: sort by (flow, start), then cut at each flow's first row
     order = np.lexsort((gaps.start_ns, gaps.flow))
-    gap_flow = gaps.flow[order]
-    bounds = np.searchsorted(gap_flow, np.arange(n + 1))
+    bounds = np.searchsorted(gaps.flow[order], np.arange(n + 1)).tolist()
     gap_s = np.round(
         (np.stack((gaps.start_ns[order], gaps.end_ns[order]), axis=1) - origin_ns) / 1e9, 6
     )
     gap_lists = gap_s.tolist()
-    cuts = bounds.tolist()
     return [
         {
             "syn_s": sy,
             "handshake_done_s": hd,
             "first_data_s": fd,
             "last_data_s": ld,
-            "idle_gaps_s": gap_lists[cuts[i] : cuts[i + 1]],
+            "idle_gaps_s": gap_lists[first:stop],
         }
-        for i, (sy, hd, fd, ld) in enumerate(
-            zip(
-                _s_list(syn_ns, origin_ns),
-                _s_list(f.handshake_ack_ns, origin_ns),
-                _s_list(first_data, origin_ns),
-                _s_list(last_data, origin_ns),
-                strict=True,
-            )
+        for sy, hd, fd, ld, first, stop in zip(
+            _s_list(f.first_syn_ns, origin_ns),
+            _s_list(f.handshake_ack_ns, origin_ns),
+            _s_list(first_data, origin_ns),
+            _s_list(last_data, origin_ns),
+            bounds[:-1],
+            bounds[1:],
+            strict=True,
         )
     ]
 
 
+_NO_SHARES: Mapping[str, float] = {}
+
+
+def _verdict_columns(
+    ids: npt.NDArray[np.int64], verdicts: FlowVerdicts
+) -> tuple[list[str | None], list[Mapping[str, float]]]:
+    """Each flow's ``limiting_factor`` and ``factor_shares`` (None and none for a flow the
+    diagnosis gave no verdict), in the rows of ``ids``."""
+    factors: list[str | None] = [None] * ids.size
+    shares: list[Mapping[str, float]] = [_NO_SHARES] * ids.size
+    if not verdicts or ids.size == 0:
+        return factors, shares
+    keys = np.fromiter(verdicts.keys(), np.int64, len(verdicts))
+    order = np.argsort(ids, kind="stable")
+    at = np.minimum(np.searchsorted(ids[order], keys), ids.size - 1)
+    rows = order[at]
+    found = ids[rows] == keys
+    # one step per verdict (the diagnosis made one object per flow already), not per flow
+    for row, ok, (factor, share) in zip(
+        rows.tolist(), found.tolist(), verdicts.values(), strict=True
+    ):
+        if ok:
+            factors[row], shares[row] = factor, share
+    return factors, shares
+
+
+def _none_if_negative(
+    values: npt.NDArray[np.int64] | npt.NDArray[np.int8],
+    shown: npt.NDArray[np.float64] | None = None,
+) -> list[Any]:
+    """``shown`` (default ``values``) as a list, None where ``values`` is negative (unknown)."""
+    out = values if shown is None else shown
+    unknown = values < 0
+    if not unknown.any():
+        return out.tolist()  # type: ignore[no-any-return]
+    boxed = out.astype(object)  # Python floats and ints, as tolist makes them
+    boxed[unknown] = None
+    return boxed.tolist()  # type: ignore[no-any-return]
+
+
 def _s_list(ns: npt.NDArray[np.int64], origin_ns: int) -> list[float | None]:
     """Capture-relative seconds, None where the time is unknown (negative)."""
-    s = np.round((ns - origin_ns) / 1e9, 6).tolist()
-    return [None if v < 0 else x for v, x in zip(ns.tolist(), s, strict=True)]
+    return _none_if_negative(ns, np.round((ns - origin_ns) / 1e9, 6))
+
+
+def _ms_list(ns: npt.NDArray[np.int64]) -> list[float | None]:
+    """Milliseconds, None where the duration is unknown (negative)."""
+    return _none_if_negative(ns, np.round(ns / 1e6, 3))
 
 
 def _endpoints(addr: npt.NDArray[np.uint8], port: npt.NDArray[np.uint16]) -> list[str]:
     """``endpoint_text`` for every row, formatting each distinct address once.
 
-    A dict on the 16 address bytes, not ``np.unique(axis=0)``: the latter sorts rows
-    lexicographically and takes seconds for 100k flows.
-    """
-    cache: dict[bytes, str] = {}
-    out = []
-    raw = np.ascontiguousarray(addr).tobytes()
-    keys = [raw[i : i + 16] for i in range(0, len(raw), 16)]
-    for key, p in zip(keys, port.tolist(), strict=True):
-        text = cache.get(key)
-        if text is None:
-            # the host part of endpoint_text (brackets kept for IPv6), port appended per row
-            text = cache[key] = endpoint_text(np.frombuffer(key, np.uint8), 0).removesuffix(":0")
-        out.append(f"{text}:{p}")
-    return out
-
-
-def _ms_list(ns: npt.NDArray[np.int64]) -> list[float | None]:
-    ms = np.round(ns / 1e6, 3).tolist()
-    return [None if v < 0 else m for v, m in zip(ns.tolist(), ms, strict=True)]
+    Distinct addresses by sorting the 16 bytes as two 64-bit words, not
+    ``np.unique(axis=0)``: the latter sorts rows lexicographically and takes seconds for
+    100k flows."""
+    if port.size == 0:
+        return []
+    words = np.ascontiguousarray(addr).view(np.uint64)  # (rows, 2)
+    order = np.lexsort((words[:, 1], words[:, 0]))
+    ordered = words[order]
+    new = np.ones(port.size, bool)
+    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    distinct = np.empty(port.size, np.int64)
+    distinct[order] = np.cumsum(new) - 1
+    # the host part of endpoint_text and its colon ("1.2.3.4:", "[::1]:"), the port appended
+    hosts = [endpoint_text(addr[row], 0).removesuffix("0") for row in order[new].tolist()]
+    per_row = np.array(hosts, object)[distinct].tolist()
+    return list(map(operator.add, per_row, map(str, port.tolist())))
 
 
 def write_report(
