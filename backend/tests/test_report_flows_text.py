@@ -100,8 +100,9 @@ def test_chunks_join_and_only_a_chunk_with_an_odd_float_takes_json() -> None:
 
 
 def test_reports_without_flows_or_with_keys_json_converts() -> None:
-    for report in ({}, {"a": 1}, {"flows": "x"}, {1: 2, "flows": []}):
-        assert written(report) == expected(report)  # type: ignore[arg-type]
+    reports: list[dict[Any, Any]] = [{}, {"a": 1}, {"flows": "x"}, {1: 2, "flows": []}]
+    for report in reports:
+        assert written(report) == expected(report)
 
 
 def test_lab_reports_are_json_dumps_of_the_report() -> None:
