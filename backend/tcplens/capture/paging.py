@@ -59,28 +59,66 @@ class PagingAhead:
         self._lock = threading.Lock()
         self._behind = 0  # the stream offset before which the file's pages may go
         self._stop = False
+        # per chunk, its ranges not taken yet are [_first[j], _last[j]): the helper takes them
+        # from the front, a decoder that reached the chunk first from the back (``ready``);
+        # _left[j] counts those not finished
+        self._first = [0] * len(chunks)
+        self._last = [len(ranges) for ranges in self._ranges]
+        self._left = list(self._last)
+        for j, left in enumerate(self._left):
+            if left == 0:
+                self._ready[j].set()
         self._thread = threading.Thread(target=self._run, name="tcplens-paging", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         try:
-            for j, ranges in enumerate(self._ranges):
+            for j in range(len(self._ranges)):
                 self._slots.acquire()  # the decoder is at most AHEAD chunks behind
                 if self._stop:
                     return
                 with self._lock:
                     behind = self._behind
                 self._buffer.release_before(behind)
-                for address, nbytes in ranges:
-                    populate_range(address, nbytes)
-                self._ready[j].set()
+                while (taken := self._take(j, front=True)) is not None:
+                    try:
+                        populate_range(*taken)
+                    finally:
+                        self._finished(j)
         finally:  # whatever happened here, the decoder never waits for it (first touches do)
             for ready in self._ready:
                 ready.set()
 
     def ready(self, j: int) -> None:
-        """Wait until chunk ``j``'s rows are populated."""
+        """Wait until chunk ``j``'s rows are populated, populating those the helper has not
+        started yet on this thread meanwhile: the decoder's cores would idle (bulk_5M: the
+        decoder waited 0.08-0.13 s of a 0.30-0.45 s read for the one helper thread)."""
+        while not self._ready[j].is_set() and (taken := self._take(j, front=False)) is not None:
+            try:
+                populate_range(*taken)
+            except OSError:  # as when the helper fails: the decoder's first touches do it
+                pass
+            finally:
+                self._finished(j)
         self._ready[j].wait()
+
+    def _take(self, j: int, *, front: bool) -> tuple[int, int] | None:
+        """A range of chunk ``j`` nobody took yet, from the front or the back, or None."""
+        with self._lock:
+            if self._first[j] >= self._last[j]:
+                return None
+            if front:
+                self._first[j] += 1
+                return self._ranges[j][self._first[j] - 1]
+            self._last[j] -= 1
+            return self._ranges[j][self._last[j]]
+
+    def _finished(self, j: int) -> None:
+        with self._lock:
+            self._left[j] -= 1
+            done = self._left[j] == 0
+        if done:
+            self._ready[j].set()
 
     def decoded(self, j: int, offset: int) -> None:
         """Chunk ``j`` is decoded; the stream before ``offset`` is read."""

@@ -4,14 +4,17 @@ thread that never outlives the read."""
 from __future__ import annotations
 
 import mmap
+import resource
+import sys
 import threading
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
 import pytest
 
 from tcplens.capture import read_capture
+from tcplens.capture.buffers import CaptureBuffer
 from tcplens.capture.memory import anonymous_memory
 from tcplens.capture.paging import _chunk_ranges
 from tcplens.capture.records import DecodeChunk
@@ -108,3 +111,44 @@ def test_a_helper_that_fails_leaves_the_pages_to_the_decoder(
     assert len(packets) == len(expected) > 1000
     for name in ("ts_ns", "src_id", "tcp_seq", "tcp_payload_len", "ts_val", "sack_count"):
         assert np.array_equal(getattr(packets, name), getattr(expected, name)), name
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="MADV_POPULATE_WRITE is Linux's")
+def test_a_decoder_ahead_of_the_helper_populates_its_chunk_itself() -> None:
+    """The decoder's cores do not idle while the one helper thread is behind: ``ready`` takes
+    the chunk's ranges the helper has not started (the helper then finds none left)."""
+    from tcplens.capture.paging import PagingAhead
+
+    rows = 1 << 20
+    columns: list[npt.NDArray[Any]] = [
+        anonymous_memory(rows * 4).view(np.uint32),
+        anonymous_memory(rows),
+    ]
+    chunks = [_chunk(0, rows // 2), _chunk(rows // 2, rows)]
+    go = threading.Event()
+
+    class HeldBuffer:  # the helper waits here, before it populates anything
+        def release_before(self, offset: int) -> None:
+            go.wait()
+
+    paging = PagingAhead(columns, chunks, cast(CaptureBuffer, HeldBuffer()))
+    try:
+        waiting = threading.Thread(target=paging.ready, args=(0,))
+        waiting.start()
+        waiting.join(timeout=60)
+        assert not waiting.is_alive()  # it did not wait for the helper
+        first_half = [columns[0][: rows // 2], columns[1][: rows // 2]]
+        assert sum(faults_writing(c) for c in first_half) < 16
+    finally:
+        go.set()
+        paging.decoded(0, 0)
+        paging.ready(1)
+        paging.close()
+    assert sum(faults_writing(c) for c in columns) < 32  # the helper did the second chunk
+
+
+def faults_writing(array: np.ndarray) -> int:
+    """Minor page faults taken while writing one byte of each page of ``array``."""
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    array.view(np.uint8)[::PAGE] = 1
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
