@@ -6,6 +6,7 @@ so the CLI and the API can never disagree about a capture.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import operator
@@ -286,6 +287,8 @@ def _orjson_text(flows: list[Any]) -> bytes | None:
     (an escape: both escape control characters, their spellings are not compared here), or
     such a float. A flow's floats are seconds and milliseconds made from integer nanoseconds,
     always finite, and the diagnosis' factor shares, checked for NaN and infinities here."""
+    if not _orjson_writes_floats_as_repr():
+        return None
     try:
         text = orjson.dumps(flows)
     except TypeError:  # JSONEncodeError: a type or an int orjson does not take
@@ -300,6 +303,19 @@ def _orjson_text(flows: list[Any]) -> bytes | None:
             return None
         at = text.find(b"0.0000", at + 1)
     return text
+
+
+# floats from 10^-4 on, around repr's switch to an exponent at 10^16 and beyond
+_FLOAT_PROBES = [0.0, -0.0, 1.0, -2.5, 0.1, 0.0001, 0.00012, 10.00005, 13539.364605,
+                 0.47140000000000004, 123456789012345.6, 1e15, 9999999999999998.0, 1e16,
+                 1.5e16, 1.2e30, -1e300, 1.7976931348623157e308]  # fmt: skip
+
+
+@functools.cache
+def _orjson_writes_floats_as_repr() -> bool:
+    """Whether this orjson writes the floats repr writes the same way (orjson 3.11.7 changed its
+    float text: ``1.2e+30``, was ``1.2e30``); if not, json.dumps writes every flow."""
+    return orjson.dumps(_FLOAT_PROBES) == json.dumps(_FLOAT_PROBES, separators=_COMPACT).encode()
 
 
 def _finite_shares(flows: list[Any]) -> bool:

@@ -112,3 +112,13 @@ def test_lab_reports_are_json_dumps_of_the_report() -> None:
         assert report["flows"], name
         assert written(report) == expected(report), name
         assert _orjson_text(report["flows"]) is not None, name
+
+
+def test_an_orjson_writing_floats_otherwise_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tcplens import report as report_module
+
+    assert report_module._orjson_writes_floats_as_repr()  # the installed orjson: repr's floats
+    monkeypatch.setattr(report_module, "_orjson_writes_floats_as_repr", lambda: False)
+    report = report_of([flow(i, start_s=i * 1e15) for i in range(1, 40)])
+    assert _orjson_text(report["flows"]) is None
+    assert written(report) == expected(report)
