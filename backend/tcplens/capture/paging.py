@@ -42,7 +42,7 @@ class PagingAhead:
     """Populates the ``columns``' rows of each chunk before the decoder gets to it, and drops
     the ``buffer``'s pages behind the decoded chunks, on a helper thread.
 
-    The decoder calls ``ready(j)`` before decoding chunk ``j`` and ``decoded(j, offset)`` after
+    The decoder calls ``ready(j)`` before decoding chunk ``j`` and ``decoded(offset)`` after
     (``offset``: where in the stream its last record ends), and ``close()`` in any case.
     """
 
@@ -120,8 +120,8 @@ class PagingAhead:
         if done:
             self._ready[j].set()
 
-    def decoded(self, j: int, offset: int) -> None:
-        """Chunk ``j`` is decoded; the stream before ``offset`` is read."""
+    def decoded(self, offset: int) -> None:
+        """The chunk is decoded (chunks are decoded in order): the stream before ``offset`` is read."""
         with self._lock:
             self._behind = max(self._behind, offset)
         self._slots.release()

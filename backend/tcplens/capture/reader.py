@@ -349,7 +349,7 @@ class _Reading:
                 rows, payload, frame_end = np.concatenate(found, axis=1)
                 self.dns.collect(buffer.buf, rows + (self.rows + first), payload, frame_end)
             if paging is not None:
-                paging.decoded(j, buffer.base + int(offsets[-1]) - walker.record_header)
+                paging.decoded(buffer.base + int(offsets[-1]) - walker.record_header)
             self.progress.update(buffer.source_done(int(offsets[-1])))
 
     def _ends_inside(self, record_start: int) -> None:

@@ -141,7 +141,7 @@ def test_a_decoder_ahead_of_the_helper_populates_its_chunk_itself() -> None:
         assert sum(faults_writing(c) for c in first_half) < 16
     finally:
         go.set()
-        paging.decoded(0, 0)
+        paging.decoded(0)
         paging.ready(1)
         paging.close()
     assert sum(faults_writing(c) for c in columns) < 32  # the helper did the second chunk
