@@ -18,7 +18,10 @@ import numpy.typing as npt
 from tcplens.capture import compiled as reader_kernels
 from tcplens.capture.memory import recycled
 
-_KERNEL_MODULES = ("compiled", "model", "flows", "grouping", "events", "segments", "rtt")
+_KERNEL_MODULES = (
+    "compiled", "model", "flows", "grouping", "walk_state", "handshake", "expert", "karn", "events",
+    "segments", "rtt",
+)  # fmt: skip
 reader_kernels.drop_stale_kernel_cache(__file__, _KERNEL_MODULES)
 
 

@@ -1,0 +1,226 @@
+"""Wireshark's TCP expert analysis (``tcp.analysis.*``) and bytes in flight, one packet at a time.
+
+Wireshark decides each flag from a small per-direction state (next expected sequence number,
+last ACK, last window, duplicate-ACK count, ...) updated packet by packet in capture order
+(``tcp_analyze_sequence_number`` in epan/dissectors/packet-tcp.c); :func:`tcplens.tcp.events.
+flow_events` walks each flow and calls these rules with that state (:mod:`tcplens.tcp.walk_state`).
+The rules and their order follow Wireshark 4.0 so that the flags agree with what users see in
+Wireshark:
+
+* zero_window_probe: 1 byte at the next expected sequence number while the peer's window is 0.
+* zero_window: window field 0 on a segment without SYN/FIN/RST.
+* lost_segment: the segment starts beyond the next expected sequence number ("previous segment
+  not captured").
+* keep_alive: 0 or 1 byte starting one before the next expected sequence number.
+* window_update: empty segment at the expected sequence number, same ACK, different window.
+* window_full: the segment ends exactly at the peer's last advertised right edge
+  (ack + scaled window), only when the peer's window scale is known.
+* keep_alive_ack / zero_window_probe_ack: the repeated ACK answering one of those probes.
+* duplicate_ack: empty segment repeating sequence number, ACK and window.
+* ack_lost_segment: an ACK beyond anything the other direction was seen to send.
+* spurious / fast retransmission, out_of_order, retransmission: a segment with data (or
+  SYN/FIN) that does not advance the sequence number; fast if it follows >= 2 duplicate ACKs
+  for its sequence number within 20 ms, out-of-order if it comes within the handshake RTT
+  (3 ms without one) of the highest segment, spurious if the peer had already acknowledged it.
+  Fast and spurious retransmissions also carry ``retransmission``, as in Wireshark's output.
+
+Bytes in flight follow Wireshark 4.0 (highest sequence sent minus the peer's ACK, minus the
+bytes in the peer's last SACK blocks, RFC 2018) with one deliberate difference: SACK blocks are
+clipped to the unacknowledged range first. A D-SACK block (RFC 2883) reports a duplicate
+*below* the cumulative ACK; Wireshark subtracts it anyway and understates what is in flight.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcplens.tcp.compiled import inline_kernel
+from tcplens.tcp.model import (
+    ACK_LOST_SEGMENT,
+    DUPLICATE_ACK,
+    FAST_RETRANSMISSION,
+    KEEP_ALIVE,
+    KEEP_ALIVE_ACK,
+    LOST_SEGMENT,
+    OUT_OF_ORDER,
+    RETRANSMISSION,
+    SPURIOUS_RETRANSMISSION,
+    WINDOW_FULL,
+    WINDOW_UPDATE,
+    ZERO_WINDOW,
+    ZERO_WINDOW_PROBE,
+    ZERO_WINDOW_PROBE_ACK,
+)
+from tcplens.tcp.walk_state import (
+    DUPACKNUM,
+    FIRST_SEQ,
+    HAS_LASTACK,
+    HAS_MAXACK,
+    HAS_MAXSEQTBA,
+    HAS_NEXTSEQ,
+    LASTACK,
+    LASTACKTIME,
+    LASTSEGFLAGS,
+    MAXACK,
+    MAXSEQTOBEACKED,
+    NEXTSEQ,
+    NEXTSEQTIME,
+    SACK_HI,
+    SACK_LO,
+    SACKS,
+    VALID_BIF,
+    WIN,
+    WIN_FROM_SYN,
+    WS,
+)
+
+# Wireshark's thresholds (packet-tcp.c): a fast retransmission follows the last duplicate ACK
+# within 20 ms; without a handshake RTT, "out of order" means within 3 ms of the highest segment.
+FAST_RETRANSMISSION_WINDOW_NS = 20_000_000
+OUT_OF_ORDER_DEFAULT_NS = 3_000_000
+
+
+@inline_kernel
+def expert_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    st, o, v, s, a, ln, w, fl, t, is_ack, syn_fin, syn_fin_rst, first_rtt
+):
+    """The ``tcp.analysis`` flags of a packet of the direction whose state row is ``o`` (``v``
+    the peer's): relative sequence number ``s``, ACK ``a``, payload ``ln``, raw window ``w``,
+    flags ``fl``, time ``t``. Updates the duplicate-ACK counts, the peer's highest sequence to
+    be acknowledged and whether bytes in flight are valid; returns ``(events, has_nextseq,
+    nextseq)``, the last two as they were before the packet."""
+    # the state this packet's rules read, loaded once (the output stores above and
+    # below could alias any array, so the compiler would reload them at every use)
+    has_nxt = st[o + HAS_NEXTSEQ] != 0
+    nxt = st[o + NEXTSEQ]
+    has_lack = st[o + HAS_LASTACK] != 0
+    lack = st[o + LASTACK]
+    win = st[o + WIN]
+    has_win = win >= 0
+    has_lack_v = st[v + HAS_LASTACK] != 0
+    lack_v = st[v + LASTACK]
+    win_v = st[v + WIN]
+    has_win_v = win_v >= 0
+
+    ev = np.uint32(0)
+    # ZERO WINDOW PROBE
+    if ln == 1 and has_nxt and s == nxt and has_win_v and win_v == 0:
+        ev |= ZERO_WINDOW_PROBE
+    else:
+        if w == 0 and not syn_fin_rst:
+            ev |= ZERO_WINDOW
+        if has_nxt and s > nxt and (fl & 0x04) == 0:
+            ev |= LOST_SEGMENT
+            st[o + VALID_BIF] = 0
+        if (ln == 0 or ln == 1) and has_nxt and s == nxt - 1 and (fl & 0x07) == 0:
+            ev |= KEEP_ALIVE
+        same_point = (
+            ln == 0
+            and has_nxt
+            and s == nxt
+            and has_lack
+            and is_ack
+            and a == lack
+            and not syn_fin_rst
+        )
+        if same_point and w != 0 and (not has_win or w != win):
+            ev |= WINDOW_UPDATE
+        if ln > 0 and not syn_fin_rst and has_lack_v and has_win_v:
+            # the peer's scale; its SYN windows are never scaled (RFC 7323 §2.2)
+            sc = st[v + WS]
+            if sc != -1:
+                if sc < 0 or st[v + WIN_FROM_SYN] != 0:
+                    sc = 0
+                # the right edge (tcp.window.window_headroom is this on demand)
+                if lack_v + (win_v << sc) == s + ln:
+                    ev |= WINDOW_FULL
+        done = False
+        repeated = same_point and has_win and w == win
+        if repeated and w != 0 and st[v + LASTSEGFLAGS] & KEEP_ALIVE:
+            ev |= KEEP_ALIVE_ACK
+            done = True
+        if not done and repeated and w == 0 and st[v + LASTSEGFLAGS] & ZERO_WINDOW_PROBE:
+            ev |= ZERO_WINDOW_PROBE_ACK
+            done = True
+        if not done and repeated and w != 0:
+            if st[o + DUPACKNUM] == -1:
+                st[o + DUPACKNUM] = 1
+            else:
+                st[o + DUPACKNUM] += 1
+            ev |= DUPLICATE_ACK
+    # finished_fwd: the ACK moved, so duplicate-ACK counting restarts
+    if not (has_lack and is_ack and a == lack):
+        st[o + DUPACKNUM] = 0
+
+    # ACKED LOST PACKET: the ACK covers data the other direction was never seen to send
+    if is_ack and st[v + HAS_MAXSEQTBA] != 0 and a > st[v + MAXSEQTOBEACKED]:
+        if st[v + MAXSEQTOBEACKED] > st[v + NEXTSEQ]:
+            st[v + MAXSEQTOBEACKED] = st[v + NEXTSEQ]
+            ev |= ACK_LOST_SEGMENT
+        else:
+            if st[v + DUPACKNUM] == 0:
+                ev |= ACK_LOST_SEGMENT
+            st[v + DUPACKNUM] = -1
+
+    # RETRANSMISSION / FAST RETRANSMISSION / OUT-OF-ORDER / SPURIOUS
+    if (ln > 0 or syn_fin) and not (ev & KEEP_ALIVE):
+        not_advanced = has_nxt and s < nxt
+        if ln > 1 and has_nxt and nxt - 1 == s:
+            not_advanced = False
+        ooo_thres = first_rtt if first_rtt > 0 else OUT_OF_ORDER_DEFAULT_NS
+        end_flag = 1 if syn_fin else 0
+        if (
+            not_advanced
+            and st[v + DUPACKNUM] >= 2
+            and has_lack_v
+            and lack_v == s
+            and t - st[v + LASTACKTIME] < FAST_RETRANSMISSION_WINDOW_NS
+        ):
+            ev |= FAST_RETRANSMISSION | RETRANSMISSION
+        elif not_advanced and t - st[o + NEXTSEQTIME] < ooo_thres and nxt != s + ln + end_flag:
+            ev |= OUT_OF_ORDER
+        elif ln > 0 and has_lack_v and s + ln <= lack_v:
+            ev |= SPURIOUS_RETRANSMISSION | RETRANSMISSION
+        elif not_advanced:
+            ev |= RETRANSMISSION
+    return ev, has_nxt, nxt
+
+
+@inline_kernel
+def advance_sequence(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    st, o, s, t, end, advances, probe, has_nxt, nxt
+):
+    """The next expected sequence number after a segment ``s .. end`` (a zero-window probe
+    does not advance it) and the highest one to be acknowledged; returns the new nextseq."""
+    if advances and not probe:
+        if not has_nxt:
+            st[o + FIRST_SEQ] = s
+        nxt = end
+        st[o + NEXTSEQ] = end
+        st[o + HAS_NEXTSEQ] = 1
+        st[o + NEXTSEQTIME] = t
+    if (st[o + HAS_MAXSEQTBA] == 0 or s == st[o + MAXSEQTOBEACKED]) and not probe:
+        st[o + MAXSEQTOBEACKED] = nxt
+        st[o + HAS_MAXSEQTBA] = 1
+    return nxt
+
+
+@inline_kernel
+def bytes_in_flight(st, o, v, ln, nxt, syn_fin):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Bytes in flight after a data segment: highest sequence sent minus the peer's highest
+    ACK, minus what the peer holds according to its last SACK blocks; -1 when not valid."""
+    flight_out = -1
+    if ln > 0 and st[o + VALID_BIF] != 0:
+        low = st[v + MAXACK] if st[v + HAS_MAXACK] != 0 else st[o + FIRST_SEQ]
+        top = nxt
+        flight = top - low
+        for j in range(st[v + SACKS]):
+            lo = max(st[v + SACK_LO + j], low)
+            hi = min(st[v + SACK_HI + j], top)
+            if hi > lo:
+                flight -= hi - lo
+        if syn_fin:
+            flight -= 1
+        if 0 < flight < 2**31:  # Wireshark also drops absurd values (> 2e9)
+            flight_out = flight
+    return flight_out
