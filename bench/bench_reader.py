@@ -1,8 +1,8 @@
 """Reader throughput and memory on a ~1M-packet Ethernet capture, against tcptrace in the same run.
 
 Builds ``.bench/reader-1m.pcap`` (git-ignored) once by replicating a lab capture of a bulk
-download, each copy a new connection (client port rewritten) later in time (timestamps shifted);
-all with numpy, no per-packet Python loop. Then measures, in a fresh process:
+download with ``bench_analyze.replicate``: each copy a new connection (client port rewritten)
+later in time, all with numpy. Then measures, in a fresh process:
 
 * the reader cold (import + loading the cached kernels + reading) and warm (best of 5 reads),
   in wall and in CPU time (on a shared machine wall time includes waiting for a core);
@@ -21,52 +21,21 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
+from bench_analyze import read_pcap, replicate
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT.parent / "shared" / "captures" / "lab" / "lossy_download.pcap"
 OUT_DIR = ROOT / ".bench"
 TARGET_PACKETS = 1_000_000
-SERVER_PORT = 80
-FIRST_CLIENT_PORT = 10_000
 TARGET_RATE = 10e6  # packets/s, issue 3
 
 
 def build_capture(path: Path) -> int:
     """Write the replicated capture; returns its packet count."""
-    from tcplens.capture import read_capture
-
-    template = TEMPLATE.read_bytes()
-    table = read_capture(TEMPLATE).packets
-    header, body = np.frombuffer(template[:24], np.uint8), np.frombuffer(template[24:], np.uint8)
-    record_len = 16 + table.caplen.astype(np.int64)
-    record_start = np.concatenate([[0], np.cumsum(record_len)[:-1]])
-    # Ethernet + IPv4 without options in this capture: ports at 14 + 20 bytes into the frame
-    tcp = (table.ip_proto == 6) & (table.ip_version == 4)
-    port_at = record_start[tcp] + 16 + 14 + 20
-    client_is_src = table.src_port[tcp] != SERVER_PORT
-    client_port_at = np.where(client_is_src, port_at, port_at + 2)
-    span_s = int((table.ts_ns[-1] - table.ts_ns[0]) // 1_000_000_000) + 2
-
-    copies = -(-TARGET_PACKETS // len(table))
-    data = np.tile(body, copies)
-    shift = np.arange(copies, dtype=np.int64)[:, None] * body.shape[0]
-    # client port: big-endian 16-bit, a new one per copy
-    where = (shift + client_port_at[None, :]).ravel()
-    port = np.repeat(FIRST_CLIENT_PORT + np.arange(copies), client_port_at.shape[0])
-    data[where] = port >> 8
-    data[where + 1] = port & 0xFF
-    # timestamps: little-endian seconds at the start of each record, + span per copy
-    sec_at = (shift + record_start[None, :]).ravel()
-    gather = sec_at[:, None] + np.arange(4)
-    seconds = data[gather].copy().view("<u4").ravel()
-    seconds += np.repeat(np.arange(copies, dtype=np.uint32) * span_s, len(table))
-    data[gather] = seconds.view(np.uint8).reshape(-1, 4)
+    template = read_pcap(TEMPLATE)
+    copies = -(-TARGET_PACKETS // len(template.data))
     path.parent.mkdir(exist_ok=True)
-    with path.open("wb") as out:
-        out.write(header.tobytes())
-        out.write(data.tobytes())
-    return copies * len(table)
+    return replicate(template, copies, path, vary_address=False)
 
 
 MEASURE = r"""

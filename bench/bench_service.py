@@ -24,7 +24,6 @@ import shutil
 import signal
 import socket
 import statistics
-import struct
 import subprocess
 import sys
 import threading
@@ -34,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench_analyze import SHORT_SOURCE, read_pcapng, replicate
+from bench_analyze import SHORT_SOURCE, read_pcap, read_pcapng, replicate
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / ".bench" / "service"
@@ -58,35 +57,6 @@ STEPS = [
     "store_series",
     "store_rows",
 ]
-
-
-def build_capture(path: Path) -> None:
-    """The source's packets repeated, each copy later in time with its own client port."""
-    data = SOURCE.read_bytes()
-    header, body = data[:24], data[24:]
-    records = []
-    pos = 0
-    while pos + 16 <= len(body):
-        incl = struct.unpack_from("<I", body, pos + 8)[0]
-        records.append(body[pos : pos + 16 + incl])
-        pos += 16 + incl
-    copies = max(1, TARGET_BYTES // len(body))
-    with path.open("wb") as out:
-        out.write(header)
-        for copy in range(copies):
-            shift = 60 * copy
-            for record in records:
-                frame = bytearray(record)
-                struct.pack_into("<I", frame, 0, struct.unpack_from("<I", record, 0)[0] + shift)
-                # Ethernet(14) + IPv4 header: rewrite the client-side port (the one > 1024)
-                ihl = (frame[16 + 14] & 0x0F) * 4
-                tcp = 16 + 14 + ihl
-                sport = struct.unpack_from("!H", frame, tcp)[0]
-                if sport > 1024:
-                    struct.pack_into("!H", frame, tcp, 20000 + copy % 40000)
-                else:
-                    struct.pack_into("!H", frame, tcp + 2, 20000 + copy % 40000)
-                out.write(frame)
 
 
 def free_port() -> int:
@@ -215,7 +185,10 @@ def main() -> int:
     shutil.rmtree(OUT, ignore_errors=True)
     OUT.mkdir(parents=True)
     capture = OUT / "bulk-100mb.pcap"
-    build_capture(capture)
+    bulk = read_pcap(SOURCE)
+    replicate(
+        bulk, TARGET_BYTES // sum(len(d) + 16 for d in bulk.data), capture, vary_address=False
+    )
     short_capture = OUT / "short-100mb.pcap"
     short = read_pcapng(SHORT_SOURCE)
     replicate(
