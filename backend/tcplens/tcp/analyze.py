@@ -21,7 +21,8 @@ from tcplens.tcp.model import (
     Segments,
     TcpAnalysis,
 )
-from tcplens.tcp.rtt import PathRtt, rtt_samples
+from tcplens.tcp.path_rtt import PathRtt
+from tcplens.tcp.rtt import rtt_samples
 from tcplens.tcp.segments import FlowFacts, Handshake, build_segments
 from tcplens.tcp.vantage import infer_vantage
 from tcplens.tcp.window import idle_gaps, zero_window_spans

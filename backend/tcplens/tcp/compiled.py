@@ -20,7 +20,7 @@ from tcplens.capture.memory import recycled
 
 _KERNEL_MODULES = (
     "compiled", "model", "flows", "grouping", "walk_state", "handshake", "expert", "karn", "events",
-    "segments", "rtt",
+    "segments", "timestamps", "path_rtt", "rtt",
 )  # fmt: skip
 reader_kernels.drop_stale_kernel_cache(__file__, _KERNEL_MODULES)
 

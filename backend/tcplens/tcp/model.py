@@ -147,7 +147,7 @@ class Flows:
     handshake_syn_rtt_ns: I64  # SYN → SYN/ACK, -1 if not measurable (RTT_HANDSHAKE_SYN)
     handshake_synack_rtt_ns: I64  # SYN/ACK → ACK, -1 if not measurable (RTT_HANDSHAKE_SYNACK)
     # The path's round trip (client → server → client) from the bulk direction's data → ACK
-    # samples plus the capture point's round trip to that sender (tcp.rtt.rtt_stats); -1 without
+    # samples plus the capture point's round trip to that sender (tcp.path_rtt); -1 without
     rtt_min_ns: I64
     rtt_median_ns: I64
     rtt_p95_ns: I64  # nearest rank

@@ -13,22 +13,20 @@
   the capture was taken (:mod:`tcplens.tcp.vantage`).
 
 All of it is two compiled passes per flow, flows in parallel: the first finds the timestamp
-samples, counts the flow's samples and takes its path-RTT statistics (:func:`_path_rtt`); the
-second merges the flow's samples in the order of the completing packet straight into their
-final rows, so the result is sorted by ``(flow, frame)`` without a sort and without n-sized
+samples (:mod:`tcplens.tcp.timestamps`), counts the flow's samples and takes its path-RTT
+statistics (:mod:`tcplens.tcp.path_rtt`); the second merges the flow's samples in the order of
+the completing packet straight into their final rows, so the result is sorted by ``(flow, frame)`` without a sort and without n-sized
 temporaries (fresh memory is the analysis's main per-packet cost, issue 4).
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numba
 import numpy as np
 import numpy.typing as npt
 
 from tcplens.capture.table import PacketTable
-from tcplens.tcp.compiled import empty, inline_kernel, kernel, parallel_kernel
+from tcplens.tcp.compiled import empty, inline_kernel, parallel_kernel
 from tcplens.tcp.model import (
     RTT_DATA_ACK,
     RTT_HANDSHAKE_SYN,
@@ -37,22 +35,12 @@ from tcplens.tcp.model import (
     RttSamples,
     Segments,
 )
+from tcplens.tcp.path_rtt import RTT_CLIP_NS, PathRtt, path_rtt
 from tcplens.tcp.segments import FlowFacts, Handshake
+from tcplens.tcp.timestamps import timestamp_pairs
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
-
-RTT_CLIP_NS = (1 << 40) - 1  # about 18 minutes: longer samples count as this in the statistics
-
-
-@dataclass(frozen=True)
-class PathRtt:
-    """Per flow path round-trip time (see :func:`path_rtt`), -1 without any sample."""
-
-    min_ns: I64
-    median_ns: I64
-    p95_ns: I64  # nearest rank
-    data_ack_min_ns: I64  # (F, 2): smallest data → ACK sample timing direction d's data, -1
 
 
 def rtt_samples(
@@ -139,114 +127,6 @@ def rtt_samples(
     return rtt, path
 
 
-@kernel
-def _first_values_sorted(rows, values):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Distinct values ascending and the first row of each (any order of ``values``)."""
-    order = np.argsort(values, kind="mergesort")  # stable: the first row of a value first
-    first = np.empty(rows.shape[0], np.int64)
-    m = 0
-    for j in range(order.shape[0]):
-        if m == 0 or values[order[j]] != values[first[m - 1]]:
-            first[m] = order[j]
-            m += 1
-    return rows[first[:m]], values[first[:m]]
-
-
-@inline_kernel
-def _timestamp_pairs(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    s_lo, s_hi, e_lo, e_hi, frame, time_ns, has_ts, ts_val, ts_ecr, sent_out, echo_out
-):
-    """RFC 7323 samples of one direction pair: the first packet of direction e echoing a TSval
-    (TSecr) and the first packet of direction s that carried it.
-
-    ``has_ts``, ``ts_val``, ``ts_ecr`` are the PacketTable's columns: Segments row r is its row
-    ``frame[r] - 1``. Returns how many, and how many of them are kept (the echo not earlier
-    than the TSval: a capture's clock can step back); echo rows go to ``echo_out[e_lo:]`` in
-    row order, sent rows to ``sent_out[s_lo:]``.
-    """
-    ns = 0
-    ne = 0
-    mono = True
-    last = np.uint32(0)
-    for r in range(np.uint64(s_lo), np.uint64(s_hi)):  # first row of each TSval of the sender
-        pk = np.uint64(frame[r]) - np.uint64(1)  # PacketTable row (unsigned: no wraparound)
-        if has_ts[pk]:
-            v = ts_val[pk]
-            if ns > 0 and v < last:
-                mono = False
-                break
-            if ns == 0 or v != last:
-                sent_out[s_lo + ns] = r
-                ns += 1
-                last = v
-    if mono:
-        for r in range(np.uint64(e_lo), np.uint64(e_hi)):  # first row of each echoed value
-            pk = np.uint64(frame[r]) - np.uint64(1)  # (0: nothing echoed)
-            if has_ts[pk] and ts_ecr[pk] != 0:
-                v = ts_ecr[pk]
-                if ne > 0 and v < last:
-                    mono = False
-                    break
-                if ne == 0 or v != last:
-                    echo_out[e_lo + ne] = r
-                    ne += 1
-                    last = v
-    if mono:  # merge-join of two ascending lists, in place (matches never overtake the reads)
-        p = 0
-        q = 0
-        m = 0
-        kept = 0
-        while p < ne and q < ns:
-            e = np.uint64(echo_out[e_lo + p])
-            s = np.uint64(sent_out[s_lo + q])
-            ev = ts_ecr[np.uint64(frame[e]) - np.uint64(1)]
-            sv = ts_val[np.uint64(frame[s]) - np.uint64(1)]
-            if sv < ev:
-                q += 1
-            elif sv > ev:
-                p += 1
-            else:
-                echo_out[e_lo + m] = e
-                sent_out[s_lo + m] = s
-                kept += time_ns[e] >= time_ns[s]
-                m += 1
-                p += 1
-                q += 1
-        return m, kept
-    # values went backwards somewhere (a clock reset, a middlebox): sort them
-    p_s = frame[s_lo:s_hi].astype(np.int64) - 1
-    p_e = frame[e_lo:e_hi].astype(np.int64) - 1
-    sending = has_ts[p_s]
-    echoing = has_ts[p_e] & (ts_ecr[p_e] != 0)
-    rows_s = np.arange(s_lo, s_hi)[sending]
-    rows_e = np.arange(e_lo, e_hi)[echoing]
-    s_rows, s_vals = _first_values_sorted(rows_s, ts_val[p_s[sending]])
-    e_rows, e_vals = _first_values_sorted(rows_e, ts_ecr[p_e[echoing]])
-    match_e = np.empty(e_rows.shape[0], np.int64)
-    match_s = np.empty(e_rows.shape[0], np.int64)
-    p = 0
-    q = 0
-    m = 0
-    while p < e_rows.shape[0] and q < s_rows.shape[0]:
-        if s_vals[q] < e_vals[p]:
-            q += 1
-        elif s_vals[q] > e_vals[p]:
-            p += 1
-        else:
-            match_e[m] = e_rows[p]
-            match_s[m] = s_rows[q]
-            m += 1
-            p += 1
-            q += 1
-    order = np.argsort(match_e[:m])
-    kept = 0
-    for j in range(m):
-        echo_out[e_lo + j] = match_e[order[j]]
-        sent_out[s_lo + j] = match_s[order[j]]
-        kept += time_ns[match_e[order[j]]] >= time_ns[match_s[order[j]]]
-    return m, kept
-
-
 @inline_kernel
 def _handshake_samples(f, syn, synack, hs_ack, h_ack, h_sent, h_kind):  # type: ignore[no-untyped-def]  # pragma: no cover
     """The flow's handshake samples in completion order, at most two: (acknowledging row, timed
@@ -304,10 +184,10 @@ def _count(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             lo1 = offsets[2 * f + 1]
             hi1 = offsets[2 * f + 2]
             # echoes by direction 0 of direction 1's TSvals, and the reverse
-            m0, kept0 = _timestamp_pairs(
+            m0, kept0 = timestamp_pairs(
                 lo1, hi1, lo0, lo1, frame, time_ns, has_ts, ts_val, ts_ecr, sent_work, echo_work
             )
-            m1, kept1 = _timestamp_pairs(
+            m1, kept1 = timestamp_pairs(
                 lo0, lo1, lo1, hi1, frame, time_ns, has_ts, ts_val, ts_ecr, sent_work, echo_work
             )
             n_timestamp[f, 0] = m0
@@ -344,7 +224,7 @@ def _count(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             count[f] = kept + c0 + c1
             stats[f, 3] = min0
             stats[f, 4] = min1
-            _path_rtt(values, 0, nd, c0, c1, syn_rtt[f], synack_rtt[f], stats, f)
+            path_rtt(values, 0, nd, c0, c1, syn_rtt[f], synack_rtt[f], stats, f)
     return count
 
 
@@ -447,100 +327,3 @@ def _write(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 ack_frame[u] = bf
                 sent_frame[u] = frame[s]
                 o += 1
-
-
-@inline_kernel
-def _path_rtt(values, vb, nd, c0, c1, syn_rtt, synack_rtt, stats, f):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Min, median and p95 (nearest rank) of the *path* round-trip time; -1 without any.
-
-    The path RTT is end to end: client → server → client, wherever the capture sat. A data → ACK
-    sample only times the part beyond the capture point towards the data's receiver, so at a
-    capture near the receiver it is the receiver's own ACK turnaround (tens of µs), not the
-    path. So each flow is summarised from the data → ACK samples of one direction, the one with
-    the most samples (the bulk of the data), each plus the round trip from the capture point
-    back to that direction's sender: the handshake half on the sender's side (SYN/ACK → ACK
-    for the client's data, SYN → SYN/ACK for the server's; about 0 at a sender-side capture and
-    what completes a mid-path one). Without a handshake that half is the smallest data → ACK
-    sample of the other direction (it times the same stretch), else 0.
-
-    ``values[vb : vb + c0]`` are direction 0's samples, ``values[vb + nd - c1 : vb + nd]``
-    direction 1's (clipped at :data:`RTT_CLIP_NS`); they are reordered here.
-    """
-    bulk = 1 if c1 > c0 else 0  # client → server on a tie
-    if bulk == 0:
-        lo, c, o_lo, c_other, half = vb, c0, vb + nd - c1, c1, synack_rtt
-    else:
-        lo, c, o_lo, c_other, half = vb + nd - c1, c1, vb, c0, syn_rtt
-    if half < 0:
-        half = 0
-        if c_other > 0:
-            half = values[o_lo]
-            for j in range(o_lo + 1, o_lo + c_other):
-                half = min(half, values[j])
-    if c > 0:
-        # order statistics by selection, not a sort: O(n) instead of O(n log n)
-        mid = lo + (c - 1) // 2
-        p95 = lo + np.int64(np.ceil(0.95 * c)) - 1
-        _select(values, lo, lo + c, mid)
-        if p95 > mid:
-            _select(values, mid + 1, lo + c, p95)
-        smallest = values[mid]
-        for j in range(lo, mid):  # the values below the median are left before it
-            smallest = min(smallest, values[j])
-        stats[f, 0] = smallest + half
-        stats[f, 1] = values[mid] + half
-        stats[f, 2] = values[p95] + half
-    else:
-        stats[f, 0] = -1
-        stats[f, 1] = -1
-        stats[f, 2] = -1
-
-
-@kernel
-def _select(v, lo, hi, k):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """Put the value of rank ``k`` of ``v[lo:hi]`` at ``v[k]``, smaller ones before it and larger
-    ones after (C++'s ``nth_element``): Hoare's quickselect with a median-of-three pivot,
-    falling back to a sort after ~2 log2(n) rounds so that no input, however crafted, makes it
-    quadratic (Musser's introselect).
-
-    Each round is a three-way partition (RTT samples repeat) made of two branch-free Lomuto
-    passes: the values below the pivot to the front, then, only if rank ``k`` is not among
-    them, the values equal to it. Which side a sample falls on is a coin toss the branch
-    predictor loses half the time; moving every value unconditionally costs less (at 5M
-    packets this was a quarter of the RTT statistics' time)."""
-    budget = 8
-    n = hi - lo
-    while n > 1:
-        budget += 2
-        n >>= 1
-    while hi - lo > 16:
-        if budget == 0:
-            break
-        budget -= 1
-        a = v[lo]
-        b = v[lo + ((hi - lo) >> 1)]
-        c = v[hi - 1]
-        if a > b:
-            a, b = b, a
-        pivot = max(a, min(b, c))
-        # v[lo:lt] < pivot <= v[lt:i] (unsigned indices: no negative-index wraparound)
-        lt = np.uint64(lo)
-        for i in range(np.uint64(lo), np.uint64(hi)):
-            x = v[i]
-            v[i] = v[lt]
-            v[lt] = x
-            lt += np.uint64(x < pivot)
-        if k < lt:
-            hi = np.int64(lt)
-            continue
-        # v[lt:eq] == pivot < v[eq:i]: the pivot is one of the values, so eq > lt
-        eq = lt
-        for i in range(lt, np.uint64(hi)):
-            x = v[i]
-            v[i] = v[eq]
-            v[eq] = x
-            eq += np.uint64(x == pivot)
-        if k < eq:
-            return
-        lo = np.int64(eq)
-    v[lo:hi].sort()

@@ -16,7 +16,7 @@ from tcplens.tcp.model import (
     RTT_TIMESTAMP,
     VANTAGE_NAMES,
 )
-from tcplens.tcp.rtt import _select
+from tcplens.tcp.path_rtt import select
 from tests.capture.shared_captures import LAB, SHARED_CAPTURES, require
 from tests.tcp.synthetic import Seg, handshake, table
 
@@ -117,14 +117,14 @@ def test_select_puts_the_rank_k_value_in_place_like_a_sort(values) -> None:  # t
     n = v.shape[0]
     for k in sorted({0, (n - 1) // 2, int(np.ceil(0.95 * n)) - 1, n - 1}):
         w = v.copy()
-        _select(w, 0, n, k)
+        select(w, 0, n, k)
         assert w[k] == expected[k]
         assert np.all(w[:k] <= w[k]) and np.all(w[k + 1 :] >= w[k])
         assert np.array_equal(np.sort(w), expected)  # a permutation of the input
 
 
 def test_select_works_inside_a_range_and_leaves_the_rest_alone() -> None:
-    """_path_rtt selects within one direction's part of a flow's values (and the p95 after the
+    """path_rtt selects within one direction's part of a flow's values (and the p95 after the
     median, from mid + 1): only v[lo:hi] may move."""
     rng = np.random.default_rng(3)
     for _ in range(300):
@@ -134,7 +134,7 @@ def test_select_works_inside_a_range_and_leaves_the_rest_alone() -> None:
         hi = int(rng.integers(lo + 1, n + 1))
         k = int(rng.integers(lo, hi))
         w = v.copy()
-        _select(w, lo, hi, k)
+        select(w, lo, hi, k)
         assert w[k] == np.sort(v[lo:hi])[k - lo]
         assert np.all(w[lo:k] <= w[k]) and np.all(w[k + 1 : hi] >= w[k])
         assert np.array_equal(w[:lo], v[:lo]) and np.array_equal(w[hi:], v[hi:])
