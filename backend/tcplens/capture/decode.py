@@ -400,9 +400,10 @@ def decode_packets(
             ):  # then NOP, NOP, SACK to the end of the header: what Linux sends during recovery
                 count = min((stop - options - 4) // 8, MAX_SACK_BLOCKS)
                 for j in range(count):
-                    block_row[sw + j] = first_row + i
-                    block_left[sw + j] = read_u32(buf, options + 4 + 8 * j, True)
-                    block_right[sw + j] = read_u32(buf, options + 8 + 8 * j, True)
+                    e = np.uint64(sw + j)  # unsigned: no negative-index select per store
+                    block_row[e] = first_row + i
+                    block_left[e] = read_u32(buf, options + 4 + 8 * j, True)
+                    block_right[e] = read_u32(buf, options + 8 + 8 * j, True)
                 sack_count[u] = count
                 sw += count
                 options = stop
@@ -439,24 +440,29 @@ def decode_packets(
     block_next = block_fill
     long_next = long_fill
     for q in range(parts):  # the parts' entries, one after the other (moving down: in order)
+        # unsigned indices: with signed ones numba selects per element for negative indices,
+        # which keeps LLVM from vectorising these copies (1.3 -> 0.4 ns/packet on bulk)
         part_start = part_first[q]
-        start = hs_fill + part_start
-        for j in range(hs_count[q]):
-            hs_row[hs_next + j] = hs_row[start + j]
-            hs_mss[hs_next + j] = hs_mss[start + j]
-            hs_wscale[hs_next + j] = hs_wscale[start + j]
-            hs_sack_perm[hs_next + j] = hs_sack_perm[start + j]
+        src = np.uint64(hs_fill + part_start)
+        dst = np.uint64(hs_next)
+        for j in range(np.uint64(hs_count[q])):
+            hs_row[dst + j] = hs_row[src + j]
+            hs_mss[dst + j] = hs_mss[src + j]
+            hs_wscale[dst + j] = hs_wscale[src + j]
+            hs_sack_perm[dst + j] = hs_sack_perm[src + j]
         hs_next += hs_count[q]
-        start = block_fill + MAX_SACK_BLOCKS * part_start
-        for j in range(block_count[q]):
-            block_row[block_next + j] = block_row[start + j]
-            block_left[block_next + j] = block_left[start + j]
-            block_right[block_next + j] = block_right[start + j]
+        src = np.uint64(block_fill + MAX_SACK_BLOCKS * part_start)
+        dst = np.uint64(block_next)
+        for j in range(np.uint64(block_count[q])):
+            block_row[dst + j] = block_row[src + j]
+            block_left[dst + j] = block_left[src + j]
+            block_right[dst + j] = block_right[src + j]
         block_next += block_count[q]
-        start = long_fill + part_start
-        for j in range(long_count[q]):
-            long_row[long_next + j] = long_row[start + j]
-            long_caplen[long_next + j] = long_caplen[start + j]
-            long_origlen[long_next + j] = long_origlen[start + j]
+        src = np.uint64(long_fill + part_start)
+        dst = np.uint64(long_next)
+        for j in range(np.uint64(long_count[q])):
+            long_row[dst + j] = long_row[src + j]
+            long_caplen[dst + j] = long_caplen[src + j]
+            long_origlen[dst + j] = long_origlen[src + j]
         long_next += long_count[q]
     return hs_next, block_next, long_next
