@@ -131,53 +131,30 @@ def _rtt_at(query, query_sorted, rtt, echo, lag, base_rtt):  # type: ignore[no-u
     return out
 
 
-@numba.njit(cache=True)
-def pause_causes(t, ack_t, ack_payload, lag, base_rtt, hi, t_sorted, acks_sorted):  # type: ignore[no-untyped-def]
-    """For each interval ``[t[i], t[i+1])``: what the peer sent during it (bytes), how long the
-    sender took to resume after the peer's last message with content, and whether the resume
-    followed an ACK at once. ``hi`` is the number of ACKs the sender had seen when it resumed;
-    ``t_sorted``/``acks_sorted`` say whether ``t`` and ``ack_t`` are in order.
-
-    A message that carries content (more than an application-level acknowledgement of
-    ``APP_ACK_MAX_BYTES``) answered within ``think_after(rtt)`` is a request/response exchange,
-    one round trip (``latency``: a pooled HTTP connection asking for one object after another);
-    a tiny answer that only says "go on" is a stop-and-wait protocol, and a long wait after the
-    request is the sender's application thinking (both ``application``).
-    """
-    k = t.size - 1
-    answer = np.zeros(k, np.int64)
-    think = np.full(k, np.inf)
-    woke = np.zeros(k, np.bool_)
+@numba.njit(cache=True, inline="always")
+def _nagle_at(  # type: ignore[no-untyped-def]
+    i, t, seq, seq_end, retrans, ack_t, ack_cum, edge_cum, ack_payload, lag, mss, high_i, q_i,
+    far_side, tolerance,
+):  # fmt: skip
+    """``nagle_stalls``' answer for interval i: (stall, delay beyond the round trip). Its ACK is
+    ``q_i``, the first ACK covering ``high_i``, the highest byte sent up to segment i; needs at
+    least one ACK."""
     m = ack_t.size
-    if m == 0 or k <= 0:
-        return answer, think, woke
-    t0, t1 = t[:-1], t[1:]
-    lo = search_shifted(ack_t, acks_sorted, t0, t_sorted, -lag, 0.0, True, 0)
-    csum = np.zeros(m + 1, np.int64)
-    for i in range(m):
-        csum[i + 1] = csum[i] + ack_payload[i]
-    tolerance = max(0.001, 0.1 * base_rtt) + 0.2 * lag
-    for i in range(k):
-        answer[i] = csum[hi[i]] - csum[lo[i]]
-        last = hi[i] - 1
-        heard_any = (ack_t[last] if last >= 0 else -np.inf) + lag
-        woke[i] = last >= lo[i] and abs(t1[i] - heard_any) <= tolerance
-    n_data = 0
-    for i in range(m):
-        n_data += ack_payload[i] > 0
-    if n_data:
-        data_t = np.empty(n_data)
-        n_data = 0
-        for i in range(m):
-            if ack_payload[i] > 0:
-                data_t[n_data] = ack_t[i]
-                n_data += 1
-        # (data_t is part of ack_t: in order when it is)
-        kk = search_shifted(data_t, acks_sorted, t1, t_sorted, -(0.8 * lag), 0.0, True, -1)
-        for i in range(k):
-            heard = (data_t[kk[i]] if kk[i] >= 0 else -np.inf) + lag
-            think[i] = t1[i] - heard
-    return answer, think, woke
+    j = min(q_i, m - 1)
+    delay = (ack_t[j] - t[i]) - far_side
+    follow = t[i + 1] - (ack_t[j] + lag)
+    edge_before = edge_cum[j - 1] if j > 0 else BIG
+    s = (
+        ((seq_end[i] - seq[i]) < mss)
+        & (ack_cum[j] >= high_i)
+        & (ack_payload[j] <= 0)
+        & (delay >= DELAYED_ACK_MIN_S)
+        & (follow >= -tolerance)
+        & (follow <= tolerance)
+        & (not retrans[i + 1])
+        & (seq_end[i + 1] <= edge_before)
+    )
+    return s, (delay if s else 0.0)
 
 
 @numba.njit(cache=True)
@@ -210,29 +187,16 @@ def nagle_stalls(  # type: ignore[no-untyped-def]
     far_side = max(base_rtt - lag, 0.0)  # capture point -> receiver -> capture point
     tolerance = max(0.002, 0.1 * base_rtt)
     for i in range(k):
-        j = min(q[i], m - 1)
-        delay = (ack_t[j] - t[i]) - far_side
-        follow = t[i + 1] - (ack_t[j] + lag)
-        edge_before = edge_cum[j - 1] if j > 0 else BIG
-        s = (
-            (seq_end[i] - seq[i]) < mss
-            and ack_cum[j] >= high[i]
-            and not ack_payload[j] > 0
-            and delay >= DELAYED_ACK_MIN_S
-            and follow >= -tolerance
-            and follow <= tolerance
-            and not retrans[i + 1]
-            and seq_end[i + 1] <= edge_before
-        )
-        stall[i] = s
-        delay_out[i] = delay if s else 0.0
+        stall[i], delay_out[i] = _nagle_at(
+            i, t, seq, seq_end, retrans, ack_t, ack_cum, edge_cum, ack_payload, lag, mss,
+            high[i], q[i], far_side, tolerance,
+        )  # fmt: skip
     return stall, delay_out
 
 
 @numba.njit(cache=True)
-def _pick(values, idx, i, before):  # type: ignore[no-untyped-def]
-    """``values[idx[i]]``, or ``before`` where nothing was seen yet (index -1, or no values)."""
-    j = idx[i]
+def _at(values, j, before):  # type: ignore[no-untyped-def]
+    """``values[j]``, or ``before`` where nothing was seen yet (index -1, or no values)."""
     return values[j] if values.size and j >= 0 else before
 
 
@@ -264,17 +228,24 @@ def label_transfer(  # type: ignore[no-untyped-def]
     edge_cum = np.empty(m, np.int64)  # right edge (ack + window) as far as it ever reached
     win_max = np.empty(m, np.int64)
     win_or_big = np.empty(m, np.int64)
+    csum = np.empty(m + 1, np.int64)  # payload the peer sent before ACK j
+    csum[0] = 0
+    # (running values in registers: read back from the arrays, each step waited for the store)
+    run_ack = ack[0] if m else 0
+    run_edge = run_win = run_payload = 0
+    if m:
+        run_edge = ack[0] + max(window[0], 0) if window[0] >= 0 else BIG
+        run_win = max(window[0], 0)
     for j in range(m):
         known = window[j] >= 0
         edge = ack[j] + max(window[j], 0) if known else BIG
-        w = window[j] if known else 0
-        if j == 0:
-            ack_cum[j], edge_cum[j], win_max[j] = ack[j], edge, w
-        else:
-            ack_cum[j] = max(ack_cum[j - 1], ack[j])
-            edge_cum[j] = max(edge_cum[j - 1], edge)
-            win_max[j] = max(win_max[j - 1], w)
+        run_ack = max(run_ack, ack[j])
+        run_edge = max(run_edge, edge)
+        run_win = max(run_win, window[j] if known else 0)
+        ack_cum[j], edge_cum[j], win_max[j] = run_ack, run_edge, run_win
         win_or_big[j] = window[j] if known else BIG
+        run_payload += ack_payload[j]
+        csum[j + 1] = run_payload
 
     # What the sender knew just before it resumed, and when segment i left (see timeline.py).
     jitter = max(0.0005, 0.2 * lag)
@@ -283,16 +254,33 @@ def label_transfer(  # type: ignore[no-untyped-def]
     at_resume = search_shifted(ack_t, acks_sorted, t1, t_sorted, -lag, -jitter, True, -1)
     # ACKs seen when it resumed, lag-shifted
     hi = search_shifted(ack_t, acks_sorted, t1, t_sorted, -(0.8 * lag), 0.0, True, 0)
-    seen = hi - 1
     at_start = search_shifted(
         ack_t, acks_sorted, t0, t_sorted, -lag, max(0.0005, 0.05 * lag), True, -1
     )
-    answer, think, woke = pause_causes(
-        t, ack_t, ack_payload, lag, base_rtt, hi, t_sorted, acks_sorted
-    )
-    nagle, nagle_delay = nagle_stalls(
-        t, seq, seq_end, retrans, ack_t, ack_cum, edge_cum, ack_payload, lag, mss, base_rtt
-    )
+    # What the peer sent during each interval (bytes), how long the sender took to resume after
+    # the peer's last message with content, and whether the resume followed an ACK at once.
+    # A message that carries content (more than an application-level acknowledgement of
+    # ``APP_ACK_MAX_BYTES``) answered within ``think_after(rtt)`` is a request/response exchange,
+    # one round trip (``latency``: a pooled HTTP connection asking for one object after another);
+    # a tiny answer that only says "go on" is a stop-and-wait protocol, and a long wait after the
+    # request is the sender's application thinking (both ``application``).
+    lo = search_shifted(ack_t, acks_sorted, t0, t_sorted, -lag, 0.0, True, 0)
+    n_data = 0
+    for j in range(m):
+        n_data += ack_payload[j] > 0
+    data_t = np.empty(n_data)
+    n_data = 0
+    for j in range(m):
+        if ack_payload[j] > 0:
+            data_t[n_data] = ack_t[j]
+            n_data += 1
+    # (data_t is part of ack_t: in order when it is)
+    kk = search_shifted(data_t, acks_sorted, t1, t_sorted, -(0.8 * lag), 0.0, True, -1)
+    woke_tolerance = max(0.001, 0.1 * base_rtt) + 0.2 * lag
+    # Nagle (``nagle_stalls``): the first ACK covering each interval's highest byte.
+    q = search_ascending(ack_cum, True, high, False)  # (both running maxima)
+    far_side = max(base_rtt - lag, 0.0)  # capture point -> receiver -> capture point
+    nagle_tolerance = max(0.002, 0.1 * base_rtt)
 
     # Loss recovery: from each retransmission until the data outstanding then is acknowledged.
     n_rtx = 0
@@ -305,9 +293,8 @@ def label_transfer(  # type: ignore[no-untyped-def]
             rtx_idx[n_rtx] = i
             n_rtx += 1
     jr = np.empty(0, np.int64)  # for each interval, the latest retransmission before it
-    in_recovery = np.zeros(k, np.bool_)
-    latest_rtx = np.full(k, -1, np.int64)
-    first_episode = np.zeros(k, np.bool_)
+    r_t = np.empty(0)
+    end = np.empty(0)
     episodes = 0
     if n_rtx:
         r_t = t[rtx_idx]
@@ -322,31 +309,29 @@ def label_transfer(  # type: ignore[no-untyped-def]
         for r in range(1, n_rtx):
             episodes += r_t[r] > end[r - 1]
         jr = search_shifted(r_t, t_sorted, t0, t_sorted, 0.0, 0.0, True, -1)  # (r_t: part of t)
-        for i in range(k):
-            if jr[i] >= 0:
-                in_recovery[i] = end[jr[i]] > t0[i]
-                latest_rtx[i] = rtx_idx[jr[i]]
-                first_episode[i] = r_t[jr[i]] <= end[0]
 
     # Data in flight as the sender saw it; its largest value since the sender last ran out of
     # data, and two round trips earlier: a congestion window nothing cut keeps growing.
-    paused = np.empty(k, np.bool_)
-    all_acked = np.empty(k, np.bool_)
+    pause_gap = _pause_after(base_rtt)
     flight = np.empty(k, np.int64)
     flight_before = np.empty(k, np.int64)
     restart = np.empty(k, np.int64)
     group_max = 0
+    group = 0
+    ran_out = False  # the interval before was a pause with everything acknowledged
     for i in range(k):
-        paused[i] = (t1[i] - t0[i]) > _pause_after(base_rtt)
-        all_acked[i] = _pick(ack_cum, seen, i, 0) >= high[i]
-        flight[i] = high[i] - _pick(ack_cum, at_start, i, 0)
-        restart[i] = 0 if i == 0 else restart[i - 1] + (paused[i - 1] and all_acked[i - 1])
-        if i == 0 or restart[i] != restart[i - 1]:
+        flight[i] = high[i] - _at(ack_cum, at_start[i], 0)
+        group += ran_out
+        restart[i] = group
+        if i == 0 or ran_out:
             flight_before[i] = flight[i]
             group_max = flight[i]
         else:
             flight_before[i] = group_max
             group_max = max(group_max, flight[i])
+        paused = (t1[i] - t0[i]) > pause_gap
+        all_acked = _at(ack_cum, hi[i] - 1, 0) >= high[i]
+        ran_out = paused & all_acked
     earlier = search_shifted(t0, t_sorted, t0, t_sorted, -(2.0 * base_rtt), 0.0, True, -1)
     next_round = search_shifted(t, t_sorted, t1, t_sorted, 0.9 * base_rtt, 0.0, False, -1)
 
@@ -356,84 +341,125 @@ def label_transfer(  # type: ignore[no-untyped-def]
     inflated = base + max(QUEUE_INFLATION_FLOOR_S, QUEUE_INFLATION * base)
     # A drop while the bottleneck's queue was full is TCP finding the path's limit: look at the
     # queue a round trip before the retransmission (Karn's rule leaves no samples during it).
-    rtx_queued = np.zeros(k, np.bool_)
+    # The queue depends only on the latest retransmission: one estimate per retransmission.
+    rtx_queued = np.zeros(n_rtx, np.bool_)
+    any_queued_drop = False
+    first_queued_drop = False
     if n_rtx:
-        # The queue depends only on the latest retransmission: one estimate per retransmission.
         dropped_at = t[rtx_idx] - base_rtt
         # (in order when t is: a constant shift of some of its times)
         q1 = _rtt_at(dropped_at, t_sorted, rtt_part, echo_part, lag, base_rtt)
         q2 = _rtt_at(dropped_at - base_rtt, t_sorted, rtt_part, echo_part, lag, base_rtt)
+        for r in range(n_rtx):
+            rtx_queued[r] = max(q1[r], q2[r]) > inflated
         for i in range(k):
-            if jr[i] >= 0:
-                rtx_queued[i] = max(q1[jr[i]], q2[jr[i]]) > inflated
-    any_queued_drop = False
-    first_queued_drop = False
-    for i in range(k):
-        any_queued_drop = any_queued_drop or rtx_queued[i]
-        first_queued_drop = first_queued_drop or (first_episode[i] and rtx_queued[i])
+            r = jr[i]
+            if r >= 0:
+                any_queued_drop |= rtx_queued[r]
+                first_queued_drop |= (r_t[r] <= end[0]) & rtx_queued[r]
     span_rtts = (t[n - 1] - t[0]) / base_rtt if base_rtt > 0 else 0.0
     rare_drops = episodes > 0 and any_queued_drop and span_rtts >= RARE_LOSS_RTTS * episodes
 
+    # Each interval's label, the first step of timeline.py's order that holds (what a later
+    # step would have said is not computed: most intervals of a bulk transfer stop early).
     pause_idle = _idle_after(base_rtt)
     think_max = _think_after(base_rtt)
     for i in range(k):
         gap = t1[i] - t0[i]
-        edge_v = _pick(edge_cum, at_resume, i, BIG)
-        ack_v = _pick(ack_cum, at_resume, i, 0)
-        win_v = _pick(win_or_big, at_resume, i, BIG)
-        winmax_v = _pick(win_max, at_resume, i, 0)
-        blocked = edge_v - high[i] < seg
-        starved = blocked and (win_v < UNREAD_WINDOW * winmax_v or win_v == 0)
-        freed = (ack_v - _pick(ack_cum, at_start, i, 0)) >= 2 * seg
-        asked_late = answer[i] == 0 or (gap - think[i]) > pause_idle
-        idle = paused[i] and all_acked[i] and not blocked and gap > pause_idle and asked_late
-        exchange = answer[i] > APP_ACK_MAX_BYTES and think[i] <= think_max
-        lost_before = latest_rtx[i] >= 0
-        e = earlier[i]
-        flight_upto = max(flight_before[i], flight[i])
-        stalled = False
-        if e >= 0 and restart[e] == restart[i] and base_rtt > 0:
-            stalled = flight_upto - max(flight_before[e], flight[e]) < seg
-        queued = rtt_now[i] > inflated
-
-        f = codes[C_BANDWIDTH] if queued else codes[C_SLOW_START]
-        if lost_before and not queued:
-            f = codes[C_LOSS]
-        # Without loss the congestion window never shrinks: in flight below what the sender
-        # already had out (with the receiver's window room for it) is the data it had to send.
-        room = (edge_v - ack_v) >= flight_before[i] + 2 * seg
-        held = (flight[i] < 0.9 * flight_before[i] or stalled) and room
-        if f == codes[C_SLOW_START] and held:
-            f = codes[C_SENDER_BUFFER]
-        if paused[i] and freed and not all_acked[i]:
-            f = codes[C_SENDER_BUFFER]
-        waited = paused[i] and all_acked[i]
-        if waited:
-            f = codes[C_LATENCY] if exchange else codes[C_APPLICATION]
-            if answer[i] == 0 and woke[i]:
-                f = codes[C_SENDER_BUFFER]
-            # ...unless the round after the pause carried clearly more than the one before it
-            # (a congestion window growing round by round), or ended the transfer (undecided).
-            nr = next_round[i]
-            grew = high_all[max(nr, 0)] - high[i] > 1.5 * max(flight[i], seg)
-            if answer[i] == 0 and (grew or nr >= n - 1) and not lost_before:
-                f = codes[C_SLOW_START]
-        if idle:
-            f = -1
-        if blocked:
-            f = codes[C_RECEIVER_WINDOW]
-        if starved:
-            f = codes[C_RECEIVER_APP]
-        if nagle[i]:
-            f = codes[C_NAGLE]
-        # One burst of drops when slow start first overflowed the queue is TCP starting on a
-        # full path; drops at a full queue rarer than RARE_LOSS_RTTS round trips are probing it.
-        if first_queued_drop and first_episode[i] and not queued and f == codes[C_LOSS]:
-            f = codes[C_SLOW_START]
-        if rare_drops and lost_before and not queued and f == codes[C_LOSS]:
+        # (a Nagle stall's delay is its interval's stall whatever the label; only a small
+        # segment can wait for Nagle)
+        nagle, nagle_delay = False, 0.0
+        if m and (seq_end[i] - seq[i]) < mss:
+            nagle, nagle_delay = _nagle_at(
+                i, t, seq, seq_end, retrans, ack_t, ack_cum, edge_cum, ack_payload, lag, mss,
+                high[i], q[i], far_side, nagle_tolerance,
+            )  # fmt: skip
+        stall_s[i] = nagle_delay if nagle else gap
+        r = jr[i] if n_rtx else -1  # the latest retransmission before the interval
+        lost_before = r >= 0
+        # 1. loss recovery
+        if (lost_before and end[r] > t0[i]) or retrans[i + 1]:
+            label[i] = codes[C_BANDWIDTH] if lost_before and rtx_queued[r] else codes[C_LOSS]
+            continue
+        # 2. Nagle
+        if nagle:
+            label[i] = codes[C_NAGLE]
+            continue
+        # 3. window-blocked
+        a = at_resume[i]
+        edge_v = _at(edge_cum, a, BIG)
+        if edge_v - high[i] < seg:
+            win_v = _at(win_or_big, a, BIG)
+            starved = (win_v < UNREAD_WINDOW * _at(win_max, a, 0)) | (win_v == 0)
+            label[i] = codes[C_RECEIVER_APP] if starved else codes[C_RECEIVER_WINDOW]
+            continue
+        ack_v = _at(ack_cum, a, 0)
+        if gap > pause_gap:
+            if _at(ack_cum, hi[i] - 1, 0) >= high[i]:
+                # 4. paused with everything acknowledged: what the peer sent during the
+                # interval (bytes), how long the sender took to resume after the peer's last
+                # message with content, whether the resume followed an ACK at once. A message
+                # that carries content (more than an application-level acknowledgement of
+                # ``APP_ACK_MAX_BYTES``) answered within ``think_after(rtt)`` is a
+                # request/response exchange, one round trip (``latency``: a pooled HTTP
+                # connection asking for one object after another); a tiny answer that only says
+                # "go on" is a stop-and-wait protocol, and a long wait after the request is the
+                # sender's application thinking (both ``application``).
+                answer = 0
+                woke = False
+                think = np.inf
+                if m:
+                    answer = csum[hi[i]] - csum[lo[i]]
+                    last = hi[i] - 1
+                    heard_any = (ack_t[last] if last >= 0 else -np.inf) + lag
+                    woke = last >= lo[i] and abs(t1[i] - heard_any) <= woke_tolerance
+                    if n_data:
+                        heard = (data_t[kk[i]] if kk[i] >= 0 else -np.inf) + lag
+                        think = t1[i] - heard
+                if gap > pause_idle and (answer == 0 or (gap - think) > pause_idle):
+                    label[i] = -1  # idle
+                    continue
+                exchange = answer > APP_ACK_MAX_BYTES and think <= think_max
+                f = codes[C_LATENCY] if exchange else codes[C_APPLICATION]
+                if answer == 0 and woke:
+                    f = codes[C_SENDER_BUFFER]
+                # ...unless the round after the pause carried clearly more than the one before
+                # it (a congestion window growing round by round), or ended the transfer
+                # (undecided).
+                nr = next_round[i]
+                grew = high_all[max(nr, 0)] - high[i] > 1.5 * max(flight[i], seg)
+                if answer == 0 and (grew or nr >= n - 1) and not lost_before:
+                    f = codes[C_SLOW_START]
+                label[i] = f
+                continue
+            # 5. paused although ACKs freed room and data was outstanding
+            if (ack_v - _at(ack_cum, at_start[i], 0)) >= 2 * seg:
+                label[i] = codes[C_SENDER_BUFFER]
+                continue
+        # 6. the congestion window
+        if rtt_now[i] > inflated:
             f = codes[C_BANDWIDTH]
-        if in_recovery[i] or retrans[i + 1]:
-            f = codes[C_BANDWIDTH] if rtx_queued[i] else codes[C_LOSS]
+        elif lost_before:
+            f = codes[C_LOSS]
+            # One burst of drops when slow start first overflowed the queue is TCP starting on
+            # a full path; drops at a full queue rarer than RARE_LOSS_RTTS round trips are
+            # probing it.
+            if first_queued_drop and r_t[r] <= end[0]:
+                f = codes[C_SLOW_START]
+            elif rare_drops:
+                f = codes[C_BANDWIDTH]
+        else:
+            # Without loss the congestion window never shrinks: in flight below what the
+            # sender already had out (with the receiver's window room for it) is the data it
+            # had to send.
+            f = codes[C_SLOW_START]
+            e = earlier[i]
+            stalled = False
+            if e >= 0 and restart[e] == restart[i] and base_rtt > 0:
+                flight_upto = max(flight_before[i], flight[i])
+                stalled = flight_upto - max(flight_before[e], flight[e]) < seg
+            room = (edge_v - ack_v) >= flight_before[i] + 2 * seg
+            if (flight[i] < 0.9 * flight_before[i] or stalled) and room:
+                f = codes[C_SENDER_BUFFER]
         label[i] = f
-        stall_s[i] = nagle_delay[i] if nagle[i] else gap
     return label, stall_s
