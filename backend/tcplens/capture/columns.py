@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from tcplens.capture.addresses import U64
-from tcplens.capture.memory import anonymous_memory
+from tcplens.capture.memory import anonymous_memory, table_rows
 from tcplens.capture.records import DecodeChunk
 from tcplens.capture.table import DONE_AFTER_EVENTS, DONE_AFTER_FLOWS, DONE_AFTER_RTT, I64
 
@@ -115,6 +115,8 @@ def allocate_columns(n: int, pcap: bool, *, populate: bool = True) -> TableColum
     The entries (SYN options, SACK blocks, long lengths) get room for one per packet (blocks:
     more if they come, see ``Entries.room``), mapped but touched only where written.
     """
+    if not populate:  # the table of the whole capture (``reader``): its rows are counted
+        table_rows(n)
     shapes = {name: (n, np.dtype(dtype)) for name, dtype in LAYOUT}
     dense = _blocks(
         {k: v for k, v in shapes.items() if not (pcap and k in PER_INTERFACE)}, populate

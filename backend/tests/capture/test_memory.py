@@ -219,3 +219,62 @@ def test_only_anonymous_memory_is_recycled_and_only_inside_a_scope() -> None:
     assert region not in memory.mapped_regions()
     with memory.recycling():
         assert memory.recycled_bytes() == (0, 0)
+
+
+def _wait_populated(ahead: memory._Ahead) -> None:
+    ahead._thread.join(timeout=30)
+    assert not ahead._thread.is_alive()
+
+
+@linux_only
+def test_memory_populated_ahead_is_the_next_scopes_first_spare_cut_to_the_rows() -> None:
+    memory.populate_ahead(8 * MIB, per_row=40)
+    ahead = memory._ahead
+    assert ahead is not None
+    memory.table_rows(100_000)  # the capture's rows: 4 MB of the 8 MiB are needed
+    _wait_populated(ahead)
+    assert 4_000_000 <= ahead._done <= -(-4_000_000 // mmap.PAGESIZE) * mmap.PAGESIZE
+    with memory.recycling():
+        assert memory._ahead is None  # one scope takes it
+        assert memory.recycled_bytes() == (4_000_000, 0)
+        region = (ahead.address, 8 * MIB)
+        assert region in memory.mapped_regions()  # a one-shot exit drops it with the rest
+        array = empty(1_000_000, np.int32, dense=True)
+        assert _inside(array, region)
+        assert not array.view(np.uint8).any()
+        assert faults_writing(array) < 16  # populated on the helper thread
+        assert empty(1, np.int8, dense=True) is not None
+        assert memory.recycled(4_000_000) is None  # no more than the rows need
+    assert memory.recycled(100) is None
+    with memory.recycling():  # the next scope starts without it
+        assert memory.recycled_bytes() == (0, 0)
+
+
+@linux_only
+def test_the_helper_stops_when_the_scope_ends_and_without_rows_populates_all() -> None:
+    memory.populate_ahead(4 * MIB, per_row=8)
+    ahead = memory._ahead
+    assert ahead is not None
+    _wait_populated(ahead)  # never told the rows: all of it
+    assert ahead._done == 4 * MIB
+    memory.populate_ahead(64 * MIB, per_row=8)  # one at a time: the first is still pending
+    assert memory._ahead is ahead
+    with memory.recycling():
+        assert memory.recycled_bytes() == (4 * MIB, 0)
+    memory.populate_ahead(256 * MIB, per_row=8)
+    ahead = memory._ahead
+    assert ahead is not None
+    with memory.recycling():
+        pass
+    _wait_populated(ahead)  # stopped at the end of the scope, at most one step later
+    assert ahead._done <= ahead._target + memory._STEP
+    assert memory._ahead is None
+    memory.table_rows(10)  # nothing pending: nothing to do
+
+
+def test_nothing_is_populated_ahead_without_madv_populate_write(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(memory, "_can_populate", False)
+    memory.populate_ahead(4 * MIB, per_row=8)
+    assert memory._ahead is None
