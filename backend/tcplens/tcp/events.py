@@ -19,7 +19,7 @@ import numpy.typing as npt
 from tcplens.tcp.compiled import parallel_kernel
 from tcplens.tcp.expert import advance_sequence, bytes_in_flight, expert_events
 from tcplens.tcp.handshake import follow_handshake
-from tcplens.tcp.karn import clear_karn_bits, queue_sent, time_ack
+from tcplens.tcp.karn import NOT_QUEUED, queue_sent, time_ack
 from tcplens.tcp.model import IDLE_GAP_MIN_NS, KEEP_ALIVE, RETRANSMISSION, ZERO_WINDOW_PROBE
 from tcplens.tcp.walk_state import (
     ACK_REL,
@@ -92,7 +92,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     seg,
     out_sack_left,
     out_sack_right,
-    q_next,
+    karn_rows,
     rtt_ack,
     rtt_sent,
     zw,
@@ -151,7 +151,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         blocks = np.empty((4, 2), np.int64)  # this packet's SACK blocks, relative to the ISN
         st = np.empty(2 * N_STATE, np.int64)  # the flow's state (see N_STATE)
         for f in range(chunks[c], chunks[c + 1]):
-            start_flow(st, isn, f, sack_offsets)
+            start_flow(st, isn, f, offsets, sack_offsets)
             first = offsets[2 * f]
             rtt_base = 2 * first
             zw_base = first
@@ -201,7 +201,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 v = np.int64(rv) * N_STATE  # ... and the peer's
                 u = np.uint64(i)
                 n_blocks = 0
-                karn = 0  # Karn bits of this packet (if it is queued)
+                karn = NOT_QUEUED  # this packet's Karn word (tcp.karn)
                 t = ts_ns[ur]
                 fl = tcp_flags[ur]
                 ln = np.int64(tcp_len[ur])
@@ -287,22 +287,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 end = s + ln + (1 if syn_fin else 0)
                 advances = not has_nxt or end > nxt
                 if end > s and not probe:  # Karn: queued, or what it re-sends is ambiguous
-                    karn = queue_sent(
-                        st,
-                        o,
-                        i,
-                        u,
-                        s,
-                        end,
-                        advances,
-                        has_nxt,
-                        nxt,
-                        q_next,
-                        events,
-                        out_seq,
-                        out_len,
-                        out_flags,
-                    )
+                    karn = queue_sent(st, o, i, s, end, advances, has_nxt, nxt, karn_rows, out_seq)
                 nxt = advance_sequence(st, o, s, t, end, advances, probe, has_nxt, nxt)
 
                 has_maxack = st[o + HAS_MAXACK] != 0
@@ -317,11 +302,9 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                         has_maxack,
                         n_blocks,
                         blocks,
-                        q_next,
-                        events,
+                        i0 if later else i1,  # the peer's next row: its rows before are walked
+                        karn_rows,
                         out_seq,
-                        out_len,
-                        out_flags,
                         out_time,
                         rtt_ack,
                         rtt_sent,
@@ -358,7 +341,8 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
 
                 # bytes in flight after this data segment
                 bif[u] = bytes_in_flight(st, o, v, ln, nxt, syn_fin)
-                events[u] = ev | karn
+                events[u] = ev
+                karn_rows[u] = karn
 
                 # Flows summaries: data range and re-sent data (the rule of tcp.resent.resent)
                 if ln > 0:
@@ -401,7 +385,6 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                         n_idle += 1
                 prev_t = t
                 prev_i = i
-            clear_karn_bits(events, first, end1)
             for d in range(2):  # spans still closed when the capture ends
                 o = np.int64(d) * N_STATE
                 if st[o + ZW_OPEN] >= 0:

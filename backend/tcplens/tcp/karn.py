@@ -1,58 +1,58 @@
 """Karn's rule for the data → ACK RTT samples, as :func:`tcplens.tcp.events.flow_events` walks.
 
-Each direction's segments that advanced the sequence number wait in a queue (Segments rows
-linked through ``q_next``) until an ACK covers them (RFC 6298 §3, Karn): an ACK that advances
-times the newest segment it covers, unless a segment of the newly covered range was sent more
-than once; a SACK block (RFC 2018 §4) whose right edge ends a queued segment times that segment.
+Each direction's segments that advanced the sequence number wait in a queue until an ACK covers
+them (RFC 6298 §3, Karn): an ACK that advances times the newest segment it covers, unless a
+segment of the newly covered range was sent more than once; a SACK block (RFC 2018 §4) whose
+right edge ends a queued segment times that segment.
+
+A queued segment's Segments rows come in capture order within its direction, so the queue is
+not a linked list: it is the direction's rows from ``Q_HEAD`` on that carry a span, each row's
+Karn word (``karn_rows``, one int32 per Segments row, written as the walk passes the row) says
+whether the row was queued and how far it reaches. A walk then reads the next row, not a link
+it first has to load, and a row's end is two loads (its sequence number and span), not four.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from tcplens.tcp.compiled import inline_kernel
-from tcplens.tcp.model import EVENT_NAMES
 from tcplens.tcp.walk_state import MAXACK, Q_HEAD, Q_TAIL, SACK_CURSOR
 
-# Karn bookkeeping bits of a queued segment, kept in its ``events`` above the event kinds while
-# its flow is walked (no array of their own: fresh memory is the main per-packet cost, issue 4)
-# and cleared when the flow is done
-AMBIGUOUS = 1 << 14  # part of its sequence range was sent more than once: no RTT sample from it
-SACKED = 1 << 15  # a SACK block already timed it
-EVENT_BITS = (1 << 14) - 1
-assert len(EVENT_NAMES) <= 14  # the event kinds leave the two top bits of the uint16 free
-
-
-@inline_kernel
-def end_of(row, seq, length, flags):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Sequence number after a segment: payload plus one for SYN or FIN (RFC 9293)."""
-    return seq[row] + length[row] + (1 if (flags[row] & 0x03) != 0 else 0)
+# A row's Karn word: NOT_QUEUED, or its span (sequence numbers it takes: payload, plus one for
+# SYN or FIN; a payload is at most 65,535 bytes, the IP length fields are 16-bit) with flags
+NOT_QUEUED = -1
+SPAN = (1 << 28) - 1
+AMBIGUOUS = 1 << 28  # part of its sequence range was sent more than once: no RTT sample from it
+SACKED = 1 << 29  # a SACK block already timed it
+# the last row queued before the queue ran empty: the queue as a linked list had no link from
+# it to the rows queued later, so a SACK search from an older row stops there
+CHAIN_END = 1 << 30
 
 
 @inline_kernel
 def queue_sent(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    st, o, i, u, s, end, advances, has_nxt, nxt, q_next, events, out_seq, out_len, out_flags
+    st, o, i, s, end, advances, has_nxt, nxt, karn_rows, out_seq
 ):
-    """Segment ``i`` (``u`` unsigned, ``s .. end``) of the direction with state row ``o`` was sent: queued if it
+    """Segment ``i`` (``s .. end``) of the direction with state row ``o`` was sent: queued if it
     advances the sequence number, else every queued segment it overlaps becomes ambiguous.
-    Returns the Karn bits of segment ``i`` itself (ambiguous if it re-sends part of its range)."""
-    karn = 0
+    Returns the Karn word of row ``i`` itself (ambiguous if it re-sends part of its range)."""
     if advances:
         # new data (maybe partly resent): queue it for Karn's rule
-        q_next[u] = -1
-        karn = AMBIGUOUS if (has_nxt and s < nxt) else 0
-        tail = st[o + Q_TAIL]
-        if tail >= 0:
-            q_next[tail] = i
-        else:
-            st[o + Q_HEAD] = i
         st[o + Q_TAIL] = i
-    else:
-        # sent again: every queued segment it overlaps is now ambiguous (Karn)
-        e = st[o + Q_HEAD]
-        while e >= 0 and out_seq[e] < end:
-            if end_of(e, out_seq, out_len, out_flags) > s:
-                events[e] |= AMBIGUOUS
-            e = q_next[e]
-    return karn
+        return (end - s) | (AMBIGUOUS if (has_nxt and s < nxt) else 0)
+    # sent again: every queued segment it overlaps is now ambiguous (Karn)
+    e = st[o + Q_HEAD]
+    while e < i:
+        ue = np.uint64(e)  # (unsigned: no negative-index wraparound per access)
+        k = karn_rows[ue]
+        if k >= 0:
+            if out_seq[ue] >= end:
+                break
+            if out_seq[ue] + (k & SPAN) > s:
+                karn_rows[ue] = k | AMBIGUOUS
+        e += 1
+    return NOT_QUEUED
 
 
 @inline_kernel
@@ -66,11 +66,9 @@ def time_ack(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     has_maxack,
     n_blocks,
     blocks,
-    q_next,
-    events,
+    peer_next,
+    karn_rows,
     out_seq,
-    out_len,
-    out_flags,
     out_time,
     rtt_ack,
     rtt_sent,
@@ -78,20 +76,27 @@ def time_ack(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     n_rtt,
 ):
     """ACK ``i`` (``a``, time ``t``, SACK ``blocks`` relative to the ISN) of the direction with
-    state row ``o`` times the peer's (``v``) queued segments it covers: the samples go to
-    ``rtt_ack``/``rtt_sent`` from ``rtt_base + n_rtt``; returns the new count ``n_rtt``."""
+    state row ``o`` times the peer's (``v``) queued segments it covers, the peer's rows before
+    ``peer_next`` walked: the samples go to ``rtt_ack``/``rtt_sent`` from ``rtt_base + n_rtt``;
+    returns the new count ``n_rtt``."""
     # RTT (RFC 6298 Karn): an ACK that advances times the newest segment it covers,
     # unless a segment in the newly covered range was sent more than once
     if not has_maxack or a > st[o + MAXACK]:
         newest = -1
         clean = True
         e = st[v + Q_HEAD]
-        while e >= 0 and end_of(e, out_seq, out_len, out_flags) <= a:
-            newest = e
-            clean = clean and (events[e] & AMBIGUOUS) == 0
-            e = q_next[e]
+        while e < peer_next:
+            ue = np.uint64(e)
+            k = karn_rows[ue]
+            if k >= 0:
+                if out_seq[ue] + (k & SPAN) > a:
+                    break
+                newest = e
+                clean = clean and (k & AMBIGUOUS) == 0
+            e += 1
         st[v + Q_HEAD] = e
-        if e < 0:
+        if e == peer_next and st[v + Q_TAIL] >= 0:  # the queue ran empty
+            karn_rows[st[v + Q_TAIL]] |= CHAIN_END
             st[v + Q_TAIL] = -1
         if newest >= 0 and clean and t >= out_time[newest]:
             rtt_ack[rtt_base + n_rtt] = i
@@ -101,24 +106,24 @@ def time_ack(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     if n_blocks > 0 and blocks[0, 1] > a:
         right = blocks[0, 1]
         e = st[v + SACK_CURSOR]
-        if e < 0 or end_of(e, out_seq, out_len, out_flags) > right:
+        if e < 0 or out_seq[np.uint64(e)] + (karn_rows[np.uint64(e)] & SPAN) > right:
             e = st[v + Q_HEAD]
-        while e >= 0 and end_of(e, out_seq, out_len, out_flags) < right:
-            e = q_next[e]
-        if e >= 0:
-            st[v + SACK_CURSOR] = e
-            end_e = end_of(e, out_seq, out_len, out_flags)
-            if end_e == right and (events[e] & (AMBIGUOUS | SACKED)) == 0:
-                events[e] |= SACKED
-                if t >= out_time[e]:
-                    rtt_ack[rtt_base + n_rtt] = i
-                    rtt_sent[rtt_base + n_rtt] = e
-                    n_rtt += 1
+        # the first queued segment from there that reaches the block's right edge
+        while e < peer_next:
+            ue = np.uint64(e)
+            k = karn_rows[ue]
+            if k >= 0:
+                end_e = out_seq[ue] + (k & SPAN)
+                if end_e >= right:
+                    st[v + SACK_CURSOR] = e
+                    if end_e == right and (k & (AMBIGUOUS | SACKED)) == 0:
+                        karn_rows[ue] = k | SACKED
+                        if t >= out_time[e]:
+                            rtt_ack[rtt_base + n_rtt] = i
+                            rtt_sent[rtt_base + n_rtt] = e
+                            n_rtt += 1
+                    break
+                if k & CHAIN_END:
+                    break
+            e += 1
     return n_rtt
-
-
-@inline_kernel
-def clear_karn_bits(events, first, end):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """The flow's rows ``first .. end`` are walked: their Karn bits are done with."""
-    for j in range(first, end):
-        events[j] &= EVENT_BITS

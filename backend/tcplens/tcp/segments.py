@@ -141,7 +141,7 @@ def build_segments(
         ),
         seg.sack_left_from_ack,
         seg.sack_right_from_ack,
-        work,  # Karn queue links, indexed by Segments row
+        work,  # each Segments row's Karn word (tcp.karn)
         rtt_ack,
         rtt_sent,
         zw,

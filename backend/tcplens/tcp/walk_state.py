@@ -44,8 +44,8 @@ DATA_LAST_NS = 34
 SYN_NS = 35  # the direction's first SYN without ACK, if HAS_SYN
 RESENT = 36  # data segments re-sending sequence space (tcp.resent)
 HAS_TS = 37  # sent the timestamps option
-Q_HEAD = 38  # Karn queue (Segments rows linked through q_next), -1 empty
-Q_TAIL = 39
+Q_HEAD = 38  # Karn queue (tcp.karn): the direction's first row not yet acknowledged ...
+Q_TAIL = 39  # ... and the last row queued, -1 none since the queue ran empty
 SACK_CURSOR = 40  # where the SACK sample search stopped last, -1 none
 SACK_NEXT = 41  # next SACK block row (Segments) of the direction
 ZW_OPEN = 42  # row of the first zero-window advertisement of an open span, or -1
@@ -58,7 +58,7 @@ N_STATE = 64  # fields per direction (a power of two: a row is 512 bytes)
 
 
 @inline_kernel
-def start_flow(st, isn, f, sack_offsets):  # type: ignore[no-untyped-def]  # pragma: no cover
+def start_flow(st, isn, f, offsets, sack_offsets):  # type: ignore[no-untyped-def]  # pragma: no cover
     """The state of both directions before flow ``f``'s first packet."""
     for d in range(2):
         o = d * N_STATE
@@ -69,7 +69,7 @@ def start_flow(st, isn, f, sack_offsets):  # type: ignore[no-untyped-def]  # pra
         st[o + VALID_BIF] = 1
         st[o + DATA_FIRST_NS] = -1
         st[o + DATA_LAST_NS] = -1
-        st[o + Q_HEAD] = -1
+        st[o + Q_HEAD] = offsets[2 * f + d]
         st[o + Q_TAIL] = -1
         st[o + SACK_CURSOR] = -1
         st[o + SACK_NEXT] = sack_offsets[2 * f + d]
