@@ -22,7 +22,8 @@ from tcplens.capture.table import U8
 F = TypeVar("F", bound=Callable[..., object])
 
 _KERNEL_MODULES = (
-    "compiled", "link", "decode", "pcap", "pcap_walk", "pcapng", "dns", "records", "table", "addresses",
+    "compiled", "link", "headers", "decode", "pcap", "pcap_walk", "pcapng", "dns", "records", "table",
+    "addresses",
 )  # fmt: skip
 
 

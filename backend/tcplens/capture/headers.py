@@ -1,0 +1,200 @@
+"""One packet's headers, link → IPv4/IPv6 → TCP (and UDP ports), into its row of the columns.
+
+``decode_row`` is called by ``decode.decode_packets`` for each record. Every read is preceded by
+a bounds check against the captured bytes; lengths from headers are never trusted to stay
+inside the record. Sizes come from the IP header, not the captured length, so snaplen-cut
+captures (``tcpdump -s 96``) still give the exact TCP payload length.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from tcplens.capture import table
+from tcplens.capture.compiled import byte, inline_kernel, read_u16, read_u32
+from tcplens.capture.link import (
+    NEXT_IPV4,
+    NEXT_IPV6,
+    NEXT_SHORT,
+    NEXT_UNSUPPORTED,
+    skip_link_header,
+)
+from tcplens.capture.table import U8, U16, U32
+
+# the status bits as plain ints: numba mixes numpy uint8 scalars with int64 into floats
+PARSED = int(table.PARSED)
+TRUNCATED = int(table.TRUNCATED)
+FRAGMENT = int(table.FRAGMENT)
+NOT_TCP = int(table.NOT_TCP)
+MALFORMED = int(table.MALFORMED)
+UNSUPPORTED_LINK = int(table.UNSUPPORTED_LINK)
+
+# Addresses are written 4 bytes at a time into a uint32 view of the (n, 16) address columns:
+# reading the packet bytes in the host's order stores them in memory in packet order.
+HOST_BIG_ENDIAN = sys.byteorder == "big"
+IPV4_MAPPED_WORD = int(np.frombuffer(b"\x00\x00\xff\xff", np.uint32)[0])  # ::ffff:0:0/96
+
+IPPROTO_HOPOPTS = 0
+IPPROTO_TCP = 6
+IPPROTO_UDP = 17
+IPPROTO_ROUTING = 43
+IPPROTO_FRAGMENT = 44
+IPPROTO_AH = 51
+IPPROTO_DSTOPTS = 60
+MAX_IPV6_EXTENSIONS = 16
+DNS_PORT = 53
+
+
+@inline_kernel
+def _ipv6_extensions(
+    buf: U8, pos: int, end: int, limit: int, next_header: int
+) -> tuple[int, int, int]:
+    """Walk the IPv6 extension chain (RFC 8200 §4): ``(protocol, transport_offset, fragment)``.
+
+    ``fragment`` is 0 (none), 1 (first fragment) or 2 (a later fragment: never read as TCP).
+    Stops at the first header that is not an extension we know, or that is not captured.
+    """
+    fragment = 0
+    for _ in range(MAX_IPV6_EXTENSIONS):
+        if next_header in (IPPROTO_HOPOPTS, IPPROTO_ROUTING, IPPROTO_DSTOPTS):
+            if end - pos < 2:
+                return -1, pos, fragment
+            length = (byte(buf, pos + 1) + 1) * 8
+        elif next_header == IPPROTO_AH:
+            if end - pos < 2:
+                return -1, pos, fragment
+            length = (byte(buf, pos + 1) + 2) * 4  # RFC 4302 §2.2: in 32-bit words, minus 2
+        elif next_header == IPPROTO_FRAGMENT:
+            if end - pos < 8:
+                return -1, pos, fragment
+            fragment = 2 if read_u16(buf, pos + 2, True) & 0xFFF8 else 1
+            length = 8
+        else:
+            return next_header, pos, fragment
+        next_header = byte(buf, pos)
+        pos += length
+        if pos > limit or fragment == 2:
+            return (next_header if fragment == 2 else -1), pos, fragment
+    return -1, pos, fragment
+
+
+@inline_kernel
+def _words(first: int, second: int) -> np.uint64:
+    """Two 32-bit words, read in the host's byte order, as one 64-bit word in memory order."""
+    if HOST_BIG_ENDIAN:
+        return (np.uint64(first) << np.uint64(32)) | np.uint64(second)
+    return np.uint64(first) | (np.uint64(second) << np.uint64(32))
+
+
+@inline_kernel
+def decode_row(
+    buf: U8, i: np.uint64, start: int, captured: int, wire: int, link: int,
+    status: U8, ip_version: U8, ip_proto: U8,
+    src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16, tcp_window: U16,
+    tcp_hdr_len: U8, tcp_payload_len: U32,
+) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64, int, int, int]:  # fmt: skip
+    """Decode row ``i`` (its columns come reset) but its TCP options and its lengths, from the
+    ``captured`` bytes at ``start`` of a ``wire``-byte frame; returns the source and destination
+    address keys (two 64-bit words each, see ``addresses``; 0 when the packet has no IP header),
+    where the TCP options are (``start == stop``: none) and where a UDP port-53 payload starts
+    (0: none), for the DNS pass."""
+    h = HOST_BIG_ENDIAN
+    s_hi = s_lo = d_hi = d_lo = np.uint64(0)
+    end = start + captured
+    wire_end = start + max(wire, captured)
+    following, pos = skip_link_header(buf, start, end, link)
+    if following == NEXT_UNSUPPORTED:
+        status[i] = UNSUPPORTED_LINK | NOT_TCP
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+    if following == NEXT_SHORT:
+        status[i] = TRUNCATED | NOT_TCP
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+    if following != NEXT_IPV4 and following != NEXT_IPV6:
+        status[i] = NOT_TCP
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+    flags = 0
+    if following == NEXT_IPV4:
+        ip_version[i] = 4
+        if end - pos < 20:
+            status[i] = TRUNCATED | NOT_TCP
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+        header_len = (byte(buf, pos) & 0x0F) * 4
+        total = read_u16(buf, pos + 2, True)
+        if total == 0:
+            total = wire_end - pos  # TSO: Wireshark takes the frame's length when this is 0
+        if byte(buf, pos) >> 4 != 4 or header_len < 20 or total < header_len:
+            status[i] = MALFORMED | NOT_TCP
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+        s_lo = _words(IPV4_MAPPED_WORD, read_u32(buf, pos + 12, HOST_BIG_ENDIAN))
+        d_lo = _words(IPV4_MAPPED_WORD, read_u32(buf, pos + 16, HOST_BIG_ENDIAN))
+        protocol = byte(buf, pos + 9)
+        ip_proto[i] = protocol
+        fragment = read_u16(buf, pos + 6, True)
+        if fragment & 0x1FFF:  # a later fragment: its bytes are not a transport header
+            status[i] = FRAGMENT | NOT_TCP
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+        if fragment & 0x2000:
+            flags |= FRAGMENT
+        ip_end = pos + min(total, wire_end - pos)
+        pos += header_len
+    else:
+        ip_version[i] = 6
+        if end - pos < 40:
+            status[i] = TRUNCATED | NOT_TCP
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+        if byte(buf, pos) >> 4 != 6:
+            status[i] = MALFORMED | NOT_TCP
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+        s_hi = _words(read_u32(buf, pos + 8, h), read_u32(buf, pos + 12, h))
+        s_lo = _words(read_u32(buf, pos + 16, h), read_u32(buf, pos + 20, h))
+        d_hi = _words(read_u32(buf, pos + 24, h), read_u32(buf, pos + 28, h))
+        d_lo = _words(read_u32(buf, pos + 32, h), read_u32(buf, pos + 36, h))
+        total = read_u16(buf, pos + 4, True) + 40
+        ip_end = pos + min(total, wire_end - pos)
+        protocol, pos, fragment6 = _ipv6_extensions(buf, pos + 40, end, ip_end, byte(buf, pos + 6))
+        if protocol < 0:
+            status[i] = TRUNCATED | NOT_TCP if pos <= ip_end else MALFORMED | NOT_TCP
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+        ip_proto[i] = protocol
+        if fragment6 == 2:
+            status[i] = FRAGMENT | NOT_TCP
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+        if fragment6 == 1:
+            flags |= FRAGMENT
+    if protocol == IPPROTO_UDP:
+        if end - pos < 8:
+            status[i] = flags | TRUNCATED | NOT_TCP
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+        src_port[i] = read_u16(buf, pos, True)
+        dst_port[i] = read_u16(buf, pos + 2, True)
+        status[i] = flags | PARSED | NOT_TCP
+        if src_port[i] == DNS_PORT or dst_port[i] == DNS_PORT:
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, pos + 8
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+    if protocol != IPPROTO_TCP:
+        status[i] = flags | PARSED | NOT_TCP
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+    if end - pos < 20:
+        if end - pos >= 4:
+            src_port[i] = read_u16(buf, pos, True)
+            dst_port[i] = read_u16(buf, pos + 2, True)
+        status[i] = flags | TRUNCATED | NOT_TCP
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+    header_len = (byte(buf, pos + 12) >> 4) * 4
+    src_port[i] = read_u16(buf, pos, True)
+    dst_port[i] = read_u16(buf, pos + 2, True)
+    tcp_seq[i] = read_u32(buf, pos + 4, True)
+    tcp_ack[i] = read_u32(buf, pos + 8, True)
+    tcp_flags[i] = ((byte(buf, pos + 12) & 1) << 8) | byte(buf, pos + 13)
+    tcp_window[i] = read_u16(buf, pos + 14, True)
+    tcp_hdr_len[i] = header_len
+    if header_len < 20 or ip_end - pos < header_len:
+        status[i] = flags | MALFORMED | NOT_TCP  # Wireshark: "Bogus TCP header length"
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+    tcp_payload_len[i] = ip_end - pos - header_len
+    if end < ip_end:
+        flags |= TRUNCATED
+    status[i] = flags | PARSED
+    return s_hi, s_lo, d_hi, d_lo, pos + 20, min(pos + header_len, end), 0
