@@ -1,7 +1,8 @@
 """The compiled pass over packet records: each record's headers into its row, on all cores.
 
 One loop over the records of a buffer, writing each field straight into its column: the headers
-(``headers.decode_row``), then the TCP options, then the addresses' ids.
+(``headers``: the common shape's straight path, else the general parser), then the TCP options,
+then the addresses' ids.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import numpy as np
 
 from tcplens.capture.addresses import U64, find_address
 from tcplens.capture.compiled import byte, inline_kernel, parallel_kernel, read_u16, read_u32
-from tcplens.capture.headers import decode_row
+from tcplens.capture.headers import decode_row, ethernet_ipv4_tcp
+from tcplens.capture.link import LINKTYPE_ETHERNET
 from tcplens.capture.pcap import record_header as pcap_record_header
 from tcplens.capture.table import I8, I32, I64, LONG_LENGTH, MAX_SACK_BLOCKS, U8, U16, U32, B
 
@@ -182,11 +184,21 @@ def decode_packets(
             latest = max(latest, ts)
             # the columns come zero-filled (fresh anonymous memory, each row decoded once): only
             # what the packet has is written
-            s_hi, s_lo, d_hi, d_lo, options, stop, dns_at = decode_row(
-                buf, u, data_offset[u], captured, wire, link, status, ip_version, ip_proto,
-                src_port, dst_port, tcp_seq, tcp_ack, tcp_flags, tcp_window,
-                tcp_hdr_len, tcp_payload_len,
-            )  # fmt: skip
+            common = False
+            if link == LINKTYPE_ETHERNET:
+                common, s_lo, d_lo, options, stop = ethernet_ipv4_tcp(
+                    buf, u, data_offset[u], captured, wire, status, ip_version, ip_proto,
+                    src_port, dst_port, tcp_seq, tcp_ack, tcp_flags, tcp_window,
+                    tcp_hdr_len, tcp_payload_len,
+                )  # fmt: skip
+                s_hi = d_hi = np.uint64(0)
+                dns_at = 0
+            if not common:
+                s_hi, s_lo, d_hi, d_lo, options, stop, dns_at = decode_row(
+                    buf, u, data_offset[u], captured, wire, link, status, ip_version, ip_proto,
+                    src_port, dst_port, tcp_seq, tcp_ack, tcp_flags, tcp_window,
+                    tcp_hdr_len, tcp_payload_len,
+                )  # fmt: skip
             if dns_at:
                 dns_row[p, dns] = i
                 dns_payload[p, dns] = dns_at
