@@ -75,11 +75,30 @@ def release_memory_before_exit(regions: Sequence[tuple[int, int]]) -> None:
     # (imported here: this module is loaded before numpy, which capture.memory needs)
     from tcplens.capture.memory import drop_range
 
-    def drop_regions() -> None:
-        for address, nbytes in regions:
+    def drop(part: Sequence[tuple[int, int]]) -> None:
+        for address, nbytes in part:
             drop_range(address, nbytes)
 
-    dropping = threading.Thread(target=drop_regions)
+    # the regions in two halves of about the same size: one dropped on a second thread, the
+    # other here once the heap is trimmed (the trim alone took 0.005-0.02 s at 5M packets, the
+    # regions ~0.03 s: handed to the second thread alone, this one then waited for it)
+    here, there = _halves(regions)
+    dropping = threading.Thread(target=drop, args=(there,))
     dropping.start()
     malloc_trim(0)
+    drop(here)
     dropping.join()
+
+
+def _halves(
+    regions: Sequence[tuple[int, int]],
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The regions in two lists whose sizes differ by at most the largest region, the second
+    the larger (the first goes to the thread that trims the heap first)."""
+    halves: tuple[list[tuple[int, int]], list[tuple[int, int]]] = ([], [])
+    sizes = [0, 0]
+    for region in sorted(regions, key=lambda r: -r[1]):
+        smaller = 0 if sizes[0] < sizes[1] else 1
+        halves[smaller].append(region)
+        sizes[smaller] += region[1]
+    return (halves[0], halves[1]) if sizes[0] <= sizes[1] else (halves[1], halves[0])

@@ -48,3 +48,15 @@ def test_a_finished_run_hands_its_memory_back_before_exiting() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["released", "small"]
+
+
+def test_the_regions_are_dropped_in_two_halves_of_about_the_same_size() -> None:
+    from tcplens.heap import _halves
+
+    regions = [(0x1000 * i, size) for i, size in enumerate([300, 100, 90, 80, 5, 5, 1], 1)]
+    first, second = _halves(regions)
+    assert sorted(first + second) == sorted(regions)
+    assert sum(n for _, n in first) <= sum(n for _, n in second)  # the first trims the heap too
+    assert sum(n for _, n in second) - sum(n for _, n in first) <= 300
+    assert _halves([]) == ([], [])
+    assert _halves([(4096, 7)]) == ([], [(4096, 7)])
