@@ -27,7 +27,7 @@ class PathRtt:
 
 
 @inline_kernel
-def path_rtt(values, vb, nd, c0, c1, syn_rtt, synack_rtt, stats, f):  # type: ignore[no-untyped-def]  # pragma: no cover
+def path_rtt(values, vb, nd, c0, c1, syn_rtt, synack_rtt, stats, f, scratch):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Min, median and p95 (nearest rank) of the *path* round-trip time; -1 without any.
 
     The path RTT is end to end: client → server → client, wherever the capture sat. A data → ACK
@@ -41,7 +41,8 @@ def path_rtt(values, vb, nd, c0, c1, syn_rtt, synack_rtt, stats, f):  # type: ig
     sample of the other direction (it times the same stretch), else 0.
 
     ``values[vb : vb + c0]`` are direction 0's samples, ``values[vb + nd - c1 : vb + nd]``
-    direction 1's (clipped at :data:`RTT_CLIP_NS`); they are reordered here.
+    direction 1's (clipped at :data:`RTT_CLIP_NS`); they may be reordered here. ``scratch`` is
+    the caller's int64 array of :func:`scratch_size` (nd) values or more.
     """
     bulk = 1 if c1 > c0 else 0  # client → server on a tie
     if bulk == 0:
@@ -55,22 +56,88 @@ def path_rtt(values, vb, nd, c0, c1, syn_rtt, synack_rtt, stats, f):  # type: ig
             for j in range(o_lo + 1, o_lo + c_other):
                 half = min(half, values[j])
     if c > 0:
-        # order statistics by selection, not a sort: O(n) instead of O(n log n)
-        mid = lo + (c - 1) // 2
-        p95 = lo + np.int64(np.ceil(0.95 * c)) - 1
-        select(values, lo, lo + c, mid)
-        if p95 > mid:
-            select(values, mid + 1, lo + c, p95)
-        smallest = values[mid]
-        for j in range(lo, mid):  # the values below the median are left before it
-            smallest = min(smallest, values[j])
+        k_mid = (c - 1) // 2
+        k_p95 = np.int64(np.ceil(0.95 * c)) - 1
+        smallest, mid, p95 = order_stats(values, lo, c, k_mid, k_p95, scratch)
         stats[f, 0] = smallest + half
-        stats[f, 1] = values[mid] + half
-        stats[f, 2] = values[p95] + half
+        stats[f, 1] = mid + half
+        stats[f, 2] = p95 + half
     else:
         stats[f, 0] = -1
         stats[f, 1] = -1
         stats[f, 2] = -1
+
+
+# order_stats: up to FEW values, selection in place; more, each rank is bracketed by two values of
+# a sample of SAMPLE values, SPREAD sample ranks either side of where the rank falls in the sample
+FEW = 512
+SAMPLE = 64
+SPREAD = 6
+
+
+@inline_kernel
+def scratch_size(c):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Values of scratch :func:`order_stats` needs for ``c`` values (and for fewer)."""
+    return SAMPLE + 2 * (c // 4 + 65)
+
+
+@kernel
+def order_stats(values, lo, c, k1, k2, scratch):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """The smallest value and the values of ranks ``k1 <= k2`` of ``values[lo : lo + c]`` (which
+    may be reordered); ``scratch`` holds :func:`scratch_size` (c) int64 values or more.
+
+    Selection in place (:func:`select`) takes ~5 passes over the values for both ranks. With
+    many, one pass does (Floyd and Rivest's sampling): a few evenly spaced values are sorted,
+    and the two sample values around where each rank should fall bracket it; the pass counts
+    the values below each bracket and copies those inside it (about a fifth), without branches
+    (whether a value falls inside is a coin toss). The rank is then selected among the copies.
+    If a bracket missed its rank or holds too many values (crafted or much repeated values),
+    the selection runs in place after all: the results are the same either way.
+    """
+    if c > FEW:
+        sample = scratch[:SAMPLE]
+        for i in range(SAMPLE):
+            sample[i] = values[lo + (i * c) // SAMPLE]
+        sample.sort()
+        at1 = (k1 * SAMPLE) // c
+        at2 = (k2 * SAMPLE) // c
+        a1 = sample[max(0, at1 - SPREAD)]
+        b1 = sample[min(SAMPLE - 1, at1 + SPREAD)]
+        a2 = sample[max(0, at2 - SPREAD)]
+        b2 = sample[min(SAMPLE - 1, at2 + SPREAD)]
+        # each bracket's copies, one slot more than they may fill: the last takes the overflow
+        most = c // 4 + 64
+        inside1 = scratch[SAMPLE : SAMPLE + most + 1]
+        inside2 = scratch[SAMPLE + most + 1 : SAMPLE + 2 * (most + 1)]
+        n1 = np.uint64(0)
+        n2 = np.uint64(0)
+        below1 = 0
+        below2 = 0
+        smallest = values[lo]
+        for j in range(np.uint64(lo), np.uint64(lo + c)):  # unsigned: no wraparound
+            x = values[j]
+            smallest = min(smallest, x)
+            below1 += x < a1
+            below2 += x < a2
+            inside1[min(n1, np.uint64(most))] = x
+            n1 += np.uint64((x >= a1) & (x <= b1))
+            inside2[min(n2, np.uint64(most))] = x
+            n2 += np.uint64((x >= a2) & (x <= b2))
+        j1 = k1 - below1
+        j2 = k2 - below2
+        m1 = np.int64(n1)
+        m2 = np.int64(n2)
+        if m1 <= most and m2 <= most and 0 <= j1 < m1 and 0 <= j2 < m2:
+            select(inside1, 0, m1, j1)
+            select(inside2, 0, m2, j2)
+            return smallest, inside1[j1], inside2[j2]
+    select(values, lo, lo + c, lo + k1)
+    if k2 > k1:
+        select(values, lo + k1 + 1, lo + c, lo + k2)
+    smallest = values[lo + k1]
+    for j in range(lo, lo + k1):  # the values below rank k1 are left before it
+        smallest = min(smallest, values[j])
+    return smallest, values[lo + k1], values[lo + k2]
 
 
 @kernel

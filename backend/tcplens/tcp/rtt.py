@@ -35,7 +35,7 @@ from tcplens.tcp.model import (
     RttSamples,
     Segments,
 )
-from tcplens.tcp.path_rtt import RTT_CLIP_NS, PathRtt, path_rtt
+from tcplens.tcp.path_rtt import RTT_CLIP_NS, PathRtt, path_rtt, scratch_size
 from tcplens.tcp.segments import FlowFacts, Handshake
 from tcplens.tcp.timestamps import timestamp_pairs
 
@@ -179,6 +179,7 @@ def _count(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         h_kind = np.empty(2, np.uint8)
         # the flow's data -> ACK samples (the largest flow's so far, reused)
         values = np.empty(0, np.int64)
+        scratch = np.empty(0, np.int64)  # path_rtt's (the largest flow's so far, reused)
         for f in range(chunks[c], chunks[c + 1]):
             lo0 = offsets[2 * f]
             lo1 = offsets[2 * f + 1]
@@ -202,6 +203,7 @@ def _count(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             db = data_region[f]
             if nd > values.shape[0]:
                 values = np.empty(max(nd, 2 * values.shape[0]), np.int64)
+                scratch = np.empty(scratch_size(values.shape[0]), np.int64)
             c0 = 0
             c1 = 0
             min0 = np.int64(-1)
@@ -224,7 +226,7 @@ def _count(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             count[f] = kept + c0 + c1
             stats[f, 3] = min0
             stats[f, 4] = min1
-            path_rtt(values, 0, nd, c0, c1, syn_rtt[f], synack_rtt[f], stats, f)
+            path_rtt(values, 0, nd, c0, c1, syn_rtt[f], synack_rtt[f], stats, f, scratch)
     return count
 
 

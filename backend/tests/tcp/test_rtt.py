@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from tcplens.capture import read_capture
@@ -16,7 +17,7 @@ from tcplens.tcp.model import (
     RTT_TIMESTAMP,
     VANTAGE_NAMES,
 )
-from tcplens.tcp.path_rtt import select
+from tcplens.tcp.path_rtt import FEW, SAMPLE, order_stats, select
 from tests.capture.shared_captures import LAB, SHARED_CAPTURES, require
 from tests.tcp.synthetic import Seg, handshake, table
 
@@ -139,3 +140,121 @@ def test_select_works_inside_a_range_and_leaves_the_rest_alone() -> None:
         assert np.all(w[lo:k] <= w[k]) and np.all(w[k + 1 : hi] >= w[k])
         assert np.array_equal(w[:lo], v[:lo]) and np.array_equal(w[hi:], v[hi:])
         assert np.array_equal(np.sort(w[lo:hi]), np.sort(v[lo:hi]))
+
+
+def _timestamp_reference(segs: list[Seg]) -> list[tuple[int, int, int]]:
+    """RFC 7323 samples by their definition (one flow): the first packet of each direction
+    echoing a value (TSecr, not 0) that the other direction sent as a TSval, timed from the
+    first packet that carried that TSval; negative ones dropped. (echo frame, sent frame, ns)."""
+    t = [1_700_000_000_000_000_000 + int(s.t_ms * 1e6) for s in segs]
+    out = []
+    for echoer in (True, False):
+        sent: dict[int, int] = {}
+        echoed: dict[int, int] = {}
+        for i, s in enumerate(segs):
+            if s.ts is None:
+                continue
+            if s.from_client != echoer:
+                sent.setdefault(s.ts[0], i)
+            elif s.ts[1] != 0:
+                echoed.setdefault(s.ts[1], i)
+        out += [(e + 1, sent[v] + 1, t[e] - t[sent[v]]) for v, e in echoed.items() if v in sent]
+    return sorted(x for x in out if x[2] >= 0)
+
+
+def _timestamp_flow(rng: np.random.Generator, n: int, shape: str) -> list[Seg]:
+    """A flow of ``n`` packets after the handshake, both directions carrying timestamps that
+    follow ``shape``: each side's clock ticks 0-2 per packet (dense), jumps by up to 10**6
+    (sparse), or is reset once (backwards); some packets carry no option, and the capture's
+    clock sometimes steps back (negative samples)."""
+    segs = handshake()
+    clock = {True: int(rng.integers(1, 2**31)), False: int(rng.integers(1, 2**31))}
+    seen = {True: [0], False: [0]}  # TSvals each side sent so far (0: none)
+    t = 20.0
+    for i in range(n):
+        side = bool(rng.random() < 0.5)
+        step = int(rng.integers(0, 3)) if shape != "sparse" else int(rng.integers(0, 10**6))
+        if shape == "backwards" and i == n // 2:
+            step = -int(rng.integers(1, 1000))
+        clock[side] = max(1, clock[side] + step)
+        seen[side].append(clock[side])
+        # echo one of the last few values the other side sent (or 0: nothing to echo yet)
+        ecr = seen[not side][-int(rng.integers(1, min(4, len(seen[not side])) + 1))]
+        t += float(rng.exponential(1.0)) - (5.0 if rng.random() < 0.02 else 0.0)  # clock steps
+        ts = None if rng.random() < 0.05 else (clock[side], ecr)
+        segs.append(Seg(t, side, 1, ack=1, ts=ts))
+    return segs
+
+
+@pytest.mark.parametrize("shape", ["dense", "sparse", "backwards"])
+def test_timestamp_samples_follow_their_definition(shape: str) -> None:
+    rng = np.random.default_rng(["dense", "sparse", "backwards"].index(shape))
+    for n in (1, 2, 5, 40, 700):
+        for _ in range(5):
+            segs = _timestamp_flow(rng, n, shape)
+            r = analyze_tcp(table(segs)).rtt
+            sel = r.kind == RTT_TIMESTAMP
+            got = list(
+                zip(
+                    r.frame[sel].tolist(),
+                    r.sent_frame[sel].tolist(),
+                    r.rtt_ns[sel].tolist(),
+                    strict=True,
+                )
+            )
+            assert got == _timestamp_reference(segs)
+
+
+def _sampled_at_the_top(c: int) -> npt.NDArray[np.int64]:
+    """Values whose evenly spaced sample (order_stats') holds only the largest: its brackets
+    miss every rank below them, so the selection must run in place after all."""
+    v = np.arange(c, dtype=np.int64)
+    v[(np.arange(SAMPLE) * c) // SAMPLE] = 10**12
+    return v
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.random.default_rng(4).integers(0, 1 << 40, 3000),
+        np.random.default_rng(5).integers(0, 4, 3000),  # much repeated: brackets overflow
+        np.random.default_rng(6).integers(30_000_000, 36_000_000, 100_000),
+        np.random.default_rng(7).exponential(1e6, 2000).astype(np.int64),
+        np.arange(5000),
+        np.arange(5000)[::-1],
+        np.r_[np.arange(2500), np.arange(2500)[::-1]],
+        np.full(1000, 7),
+        _sampled_at_the_top(1000),
+        _sampled_at_the_top(FEW + 1),
+        np.random.default_rng(8).integers(0, 1000, FEW),  # the last size selected in place
+        np.random.default_rng(9).integers(0, 1000, FEW + 1),
+        np.array([5]),
+    ],
+    ids=[
+        "random",
+        "repeats",
+        "large",
+        "exponential",
+        "ascending",
+        "descending",
+        "organ-pipe",
+        "equal",
+        "sample-at-top",
+        "sample-at-top-few",
+        "few",
+        "few+1",
+        "one",
+    ],
+)
+def test_order_stats_are_the_sorted_values_at_their_ranks(values) -> None:  # type: ignore[no-untyped-def]
+    """The path RTT's min, median and p95 (path_rtt's ranks) and any other pair of ranks."""
+    c = int(values.shape[0])
+    expected = np.sort(values)
+    ranks = [((c - 1) // 2, int(np.ceil(0.95 * c)) - 1), (0, c - 1), (c // 3, c // 3)]
+    for k1, k2 in ranks:
+        v = np.r_[np.full(3, -1), values, np.full(2, -1)].astype(np.int64)  # inside a range
+        scratch = np.empty(SAMPLE + 2 * (c // 4 + 65), np.int64)
+        got = order_stats(v, 3, c, k1, k2, scratch)
+        assert got == (expected[0], expected[k1], expected[k2])
+        assert np.array_equal(np.sort(v[3 : 3 + c]), expected)  # reordered, nothing lost
+        assert v[:3].tolist() == [-1] * 3 and v[3 + c :].tolist() == [-1] * 2
