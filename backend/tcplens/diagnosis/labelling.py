@@ -24,7 +24,9 @@ from tcplens.diagnosis.search import (
     _is_sorted,
     interp,
     search_ascending,
+    search_one,
     search_shifted,
+    searched_unsorted,
 )
 
 # A round trip counts as inflated by queueing when it exceeds the smallest one by a quarter, and by
@@ -138,7 +140,8 @@ def _nagle_at(  # type: ignore[no-untyped-def]
 ):  # fmt: skip
     """``nagle_stalls``' answer for interval i: (stall, delay beyond the round trip). Its ACK is
     ``q_i``, the first ACK covering ``high_i``, the highest byte sent up to segment i; needs at
-    least one ACK."""
+    least one ACK. (No branch inside: an inlined function's arrays are reference-counted
+    unless its body is one block.)"""
     m = ack_t.size
     j = min(q_i, m - 1)
     delay = (ack_t[j] - t[i]) - far_side
@@ -155,6 +158,15 @@ def _nagle_at(  # type: ignore[no-untyped-def]
         & (seq_end[i + 1] <= edge_before)
     )
     return s, (delay if s else 0.0)
+
+
+@numba.njit(cache=True, inline="always")
+def _may_be_nagle(i, t, ack_t, lag, q_i, tolerance):  # type: ignore[no-untyped-def]
+    """Whether segment i+1 followed the ACK of interval i at once (``_nagle_at``'s test that
+    fails for nearly every interval of a bulk transfer, where the next segment leaves long
+    before that ACK): the others need only be made where it holds."""
+    follow = t[i + 1] - (ack_t[min(q_i, ack_t.size - 1)] + lag)
+    return (follow >= -tolerance) & (follow <= tolerance)
 
 
 @numba.njit(cache=True)
@@ -187,7 +199,8 @@ def nagle_stalls(  # type: ignore[no-untyped-def]
     far_side = max(base_rtt - lag, 0.0)  # capture point -> receiver -> capture point
     tolerance = max(0.002, 0.1 * base_rtt)
     for i in range(k):
-        stall[i], delay_out[i] = _nagle_at(
+        if _may_be_nagle(i, t, ack_t, lag, q[i], tolerance):
+            stall[i], delay_out[i] = _nagle_at(
             i, t, seq, seq_end, retrans, ack_t, ack_cum, edge_cum, ack_payload, lag, mss,
             high[i], q[i], far_side, tolerance,
         )  # fmt: skip
@@ -252,8 +265,8 @@ def label_transfer(  # type: ignore[no-untyped-def]
     # (each a search of shifted segment times: search_shifted, with the order checked once)
     t_sorted, acks_sorted = _is_sorted(t), _is_sorted(ack_t)
     at_resume = search_shifted(ack_t, acks_sorted, t1, t_sorted, -lag, -jitter, True, -1)
-    # ACKs seen when it resumed, lag-shifted
-    hi = search_shifted(ack_t, acks_sorted, t1, t_sorted, -(0.8 * lag), 0.0, True, 0)
+    # ACKs seen when it resumed, lag-shifted (asked of pauses only: search_one)
+    hi = searched_unsorted(ack_t, acks_sorted, t1, t_sorted, -(0.8 * lag), 0.0, True)
     at_start = search_shifted(
         ack_t, acks_sorted, t0, t_sorted, -lag, max(0.0005, 0.05 * lag), True, -1
     )
@@ -264,7 +277,8 @@ def label_transfer(  # type: ignore[no-untyped-def]
     # one round trip (``latency``: a pooled HTTP connection asking for one object after another);
     # a tiny answer that only says "go on" is a stop-and-wait protocol, and a long wait after the
     # request is the sender's application thinking (both ``application``).
-    lo = search_shifted(ack_t, acks_sorted, t0, t_sorted, -lag, 0.0, True, 0)
+    # (these and next_round, earlier: asked of few intervals, search_one)
+    lo = searched_unsorted(ack_t, acks_sorted, t0, t_sorted, -lag, 0.0, True)
     n_data = 0
     for j in range(m):
         n_data += ack_payload[j] > 0
@@ -275,7 +289,7 @@ def label_transfer(  # type: ignore[no-untyped-def]
             data_t[n_data] = ack_t[j]
             n_data += 1
     # (data_t is part of ack_t: in order when it is)
-    kk = search_shifted(data_t, acks_sorted, t1, t_sorted, -(0.8 * lag), 0.0, True, -1)
+    kk = searched_unsorted(data_t, acks_sorted, t1, t_sorted, -(0.8 * lag), 0.0, True)
     woke_tolerance = max(0.001, 0.1 * base_rtt) + 0.2 * lag
     # Nagle (``nagle_stalls``): the first ACK covering each interval's highest byte.
     q = search_ascending(ack_cum, True, high, False)  # (both running maxima)
@@ -319,6 +333,7 @@ def label_transfer(  # type: ignore[no-untyped-def]
     group_max = 0
     group = 0
     ran_out = False  # the interval before was a pause with everything acknowledged
+    h_hi = 0  # (search_one's hint: its last answer)
     for i in range(k):
         flight[i] = high[i] - _at(ack_cum, at_start[i], 0)
         group += ran_out
@@ -329,11 +344,12 @@ def label_transfer(  # type: ignore[no-untyped-def]
         else:
             flight_before[i] = group_max
             group_max = max(group_max, flight[i])
-        paused = (t1[i] - t0[i]) > pause_gap
-        all_acked = _at(ack_cum, hi[i] - 1, 0) >= high[i]
-        ran_out = paused & all_acked
-    earlier = search_shifted(t0, t_sorted, t0, t_sorted, -(2.0 * base_rtt), 0.0, True, -1)
-    next_round = search_shifted(t, t_sorted, t1, t_sorted, 0.9 * base_rtt, 0.0, False, -1)
+        ran_out = False
+        if (t1[i] - t0[i]) > pause_gap:  # paused: was everything acknowledged?
+            h_hi = search_one(ack_t, hi, t1, i, -(0.8 * lag), 0.0, True, h_hi)
+            ran_out = _at(ack_cum, h_hi - 1, 0) >= high[i]
+    earlier = searched_unsorted(t0, t_sorted, t0, t_sorted, -(2.0 * base_rtt), 0.0, True)
+    next_round = searched_unsorted(t, t_sorted, t1, t_sorted, 0.9 * base_rtt, 0.0, False)
 
     rtt_part, echo_part = _rtt_part(rtt_t, rtt_s), _rtt_part(echo_t, echo_s)
     rtt_now = _rtt_at(t0, t_sorted, rtt_part, echo_part, lag, base_rtt)
@@ -364,12 +380,12 @@ def label_transfer(  # type: ignore[no-untyped-def]
     # step would have said is not computed: most intervals of a bulk transfer stop early).
     pause_idle = _idle_after(base_rtt)
     think_max = _think_after(base_rtt)
+    h_hi = h_lo = h_kk = h_next = h_earlier = 0  # (search_one's hints: their last answers)
     for i in range(k):
         gap = t1[i] - t0[i]
-        # (a Nagle stall's delay is its interval's stall whatever the label; only a small
-        # segment can wait for Nagle)
+        # (a Nagle stall's delay is its interval's stall whatever the label)
         nagle, nagle_delay = False, 0.0
-        if m and (seq_end[i] - seq[i]) < mss:
+        if m and _may_be_nagle(i, t, ack_t, lag, q[i], nagle_tolerance):
             nagle, nagle_delay = _nagle_at(
                 i, t, seq, seq_end, retrans, ack_t, ack_cum, edge_cum, ack_payload, lag, mss,
                 high[i], q[i], far_side, nagle_tolerance,
@@ -395,7 +411,8 @@ def label_transfer(  # type: ignore[no-untyped-def]
             continue
         ack_v = _at(ack_cum, a, 0)
         if gap > pause_gap:
-            if _at(ack_cum, hi[i] - 1, 0) >= high[i]:
+            h_hi = search_one(ack_t, hi, t1, i, -(0.8 * lag), 0.0, True, h_hi)
+            if _at(ack_cum, h_hi - 1, 0) >= high[i]:
                 # 4. paused with everything acknowledged: what the peer sent during the
                 # interval (bytes), how long the sender took to resume after the peer's last
                 # message with content, whether the resume followed an ACK at once. A message
@@ -409,12 +426,14 @@ def label_transfer(  # type: ignore[no-untyped-def]
                 woke = False
                 think = np.inf
                 if m:
-                    answer = csum[hi[i]] - csum[lo[i]]
-                    last = hi[i] - 1
+                    h_lo = search_one(ack_t, lo, t0, i, -lag, 0.0, True, h_lo)
+                    answer = csum[h_hi] - csum[h_lo]
+                    last = h_hi - 1
                     heard_any = (ack_t[last] if last >= 0 else -np.inf) + lag
-                    woke = last >= lo[i] and abs(t1[i] - heard_any) <= woke_tolerance
+                    woke = last >= h_lo and abs(t1[i] - heard_any) <= woke_tolerance
                     if n_data:
-                        heard = (data_t[kk[i]] if kk[i] >= 0 else -np.inf) + lag
+                        h_kk = search_one(data_t, kk, t1, i, -(0.8 * lag), 0.0, True, h_kk)
+                        heard = (data_t[h_kk - 1] if h_kk >= 1 else -np.inf) + lag
                         think = t1[i] - heard
                 if gap > pause_idle and (answer == 0 or (gap - think) > pause_idle):
                     label[i] = -1  # idle
@@ -426,7 +445,8 @@ def label_transfer(  # type: ignore[no-untyped-def]
                 # ...unless the round after the pause carried clearly more than the one before
                 # it (a congestion window growing round by round), or ended the transfer
                 # (undecided).
-                nr = next_round[i]
+                h_next = search_one(t, next_round, t1, i, 0.9 * base_rtt, 0.0, False, h_next)
+                nr = h_next - 1
                 grew = high_all[max(nr, 0)] - high[i] > 1.5 * max(flight[i], seg)
                 if answer == 0 and (grew or nr >= n - 1) and not lost_before:
                     f = codes[C_SLOW_START]
@@ -453,7 +473,8 @@ def label_transfer(  # type: ignore[no-untyped-def]
             # sender already had out (with the receiver's window room for it) is the data it
             # had to send.
             f = codes[C_SLOW_START]
-            e = earlier[i]
+            h_earlier = search_one(t0, earlier, t0, i, -(2.0 * base_rtt), 0.0, True, h_earlier)
+            e = h_earlier - 1
             stalled = False
             if e >= 0 and restart[e] == restart[i] and base_rtt > 0:
                 flight_upto = max(flight_before[i], flight[i])

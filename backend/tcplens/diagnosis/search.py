@@ -182,6 +182,27 @@ def search_shifted(arr, arr_sorted, x, x_sorted, a, b, right, offset):  # type: 
     return out
 
 
+@numba.njit(cache=True)
+def searched_unsorted(arr, arr_sorted, x, x_sorted, a, b, right):  # type: ignore[no-untyped-def]
+    """``search_shifted(arr, arr_sorted, x, x_sorted, a, b, right, 0)`` where ``arr`` is not
+    sorted, for ``search_one``; nothing where it is. (numpy's binary search, replayed on an
+    unsorted array, depends on every earlier key: its answers are all made.)"""
+    if arr_sorted:
+        return np.empty(0, np.int64)
+    return search_shifted(arr, arr_sorted, x, x_sorted, a, b, right, 0)
+
+
+@numba.njit(cache=True, inline="always")
+def search_one(arr, unsorted, x, i, a, b, right, hint):  # type: ignore[no-untyped-def]
+    """Answer i of ``search_shifted(arr, .., x, .., a, b, right, 0)`` alone, for a question the
+    labelling asks of few intervals: from ``unsorted`` (``searched_unsorted``: ``arr`` is not
+    sorted) or, on a sorted ``arr``, where the answer is unique, by a gallop from ``hint`` (any
+    earlier answer)."""
+    if unsorted.size:
+        return unsorted[i]
+    return _gallop(arr, (x[i] + a) + b, right, hint)
+
+
 LIKELY_IN_CACHE_SIZE = 8  # numpy's compiled_base.c
 
 
