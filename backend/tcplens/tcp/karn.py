@@ -98,9 +98,9 @@ def time_ack(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         if e == peer_next and st[v + Q_TAIL] >= 0:  # the queue ran empty
             karn_rows[st[v + Q_TAIL]] |= CHAIN_END
             st[v + Q_TAIL] = -1
-        if newest >= 0 and clean and t >= out_time[newest]:
-            rtt_ack[rtt_base + n_rtt] = i
-            rtt_sent[rtt_base + n_rtt] = newest
+        if newest >= 0 and clean and t >= out_time[np.uint64(newest)]:
+            rtt_ack[np.uint64(rtt_base + n_rtt)] = i
+            rtt_sent[np.uint64(rtt_base + n_rtt)] = newest
             n_rtt += 1
     # SACK (RFC 2018 §4): the first block ends at the most recently received segment
     if n_blocks > 0 and blocks[0, 1] > a:
@@ -118,9 +118,9 @@ def time_ack(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     st[v + SACK_CURSOR] = e
                     if end_e == right and (k & (AMBIGUOUS | SACKED)) == 0:
                         karn_rows[ue] = k | SACKED
-                        if t >= out_time[e]:
-                            rtt_ack[rtt_base + n_rtt] = i
-                            rtt_sent[rtt_base + n_rtt] = e
+                        if t >= out_time[ue]:
+                            rtt_ack[np.uint64(rtt_base + n_rtt)] = i
+                            rtt_sent[np.uint64(rtt_base + n_rtt)] = e
                             n_rtt += 1
                     break
                 if k & CHAIN_END:

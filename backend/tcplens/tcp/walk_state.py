@@ -86,9 +86,11 @@ def first_at_or_after(rows, r, lo):  # type: ignore[no-untyped-def]  # pragma: n
     walk finds a packet's entries in the PacketTable's per-option columns (SACK blocks,
     handshake options)."""
     n = rows.shape[0]
+    if lo < n and rows[np.uint64(lo)] >= r:  # the usual case: at ``lo`` already
+        return lo
     step = 1
     hi = lo
-    while hi < n and rows[hi] < r:
+    while hi < n and rows[np.uint64(hi)] < r:
         lo = hi + 1
         hi += step
         step *= 2
