@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from tcplens.capture.addresses import U64
-from tcplens.capture.memory import anonymous_memory, table_rows
+from tcplens.capture.memory import ahead_memory, anonymous_memory, table_rows
 from tcplens.capture.records import DecodeChunk
 from tcplens.capture.table import DONE_AFTER_EVENTS, DONE_AFTER_FLOWS, DONE_AFTER_RTT, I64
 
@@ -217,7 +217,11 @@ def _blocks(shapes: dict[str, tuple[int, np.dtype[Any]]], populate: bool) -> Col
     for names in blocks:
         sizes = [shapes[name][0] * shapes[name][1].itemsize for name in names]
         starts = np.concatenate([[0], np.cumsum([-(-size // 64) * 64 for size in sizes])])
-        block = anonymous_memory(int(starts[-1]), populate=populate)
+        size = int(starts[-1])
+        # the whole capture's table (``allocate_columns``): from the memory populated ahead
+        block = None if populate else ahead_memory(size)
+        if block is None:
+            block = anonymous_memory(size, populate=populate)
         for name, start, size in zip(names, starts[:-1].tolist(), sizes, strict=True):
             out[name] = block[start : start + size].view(shapes[name][1])
     return out

@@ -207,8 +207,9 @@ def recycling() -> Iterator[None]:
     global _pool, _ahead
     outer, _pool = _pool, []
     ahead, _ahead = _ahead, None
-    if ahead is not None:
-        _pool.append(_Spare(ahead.memory()))
+    rest = None if ahead is None else ahead.rest()
+    if rest is not None:
+        _pool.append(_Spare(rest))
     try:
         yield
     finally:
@@ -226,19 +227,22 @@ def recycle_when_dead(array: npt.NDArray[Any]) -> bool:
     if not isinstance(view, memoryview) or not isinstance(view.obj, mmap.mmap):
         return False
     mapping = view.obj
-    if _live.get(root.ctypes.data) is not mapping or root.nbytes != len(mapping):
+    whole = _live.get(root.ctypes.data) is mapping and root.nbytes == len(mapping)
+    carved = mapping in _carved_from and root.nbytes == view.nbytes  # (``ahead_memory``)
+    if not (whole or carved):
         return False
     if id(root) not in _armed:
-        _armed[id(root)] = weakref.finalize(root, _join_pool, id(root), mapping)
+        _armed[id(root)] = weakref.finalize(root, _join_pool, id(root), view)
         _armed[id(root)].atexit = False
     return True
 
 
-def _join_pool(root_id: int, mapping: mmap.mmap) -> None:
-    """The last view of ``mapping``'s memory died: it is free for ``recycled``."""
+def _join_pool(root_id: int, view: memoryview) -> None:
+    """The last array on ``view`` (a mapping, or the part of one ``ahead_memory`` carved)
+    died: its memory is free for ``recycled``."""
     _armed.pop(root_id, None)
     if _pool is not None:
-        _pool.append(_Spare(np.frombuffer(mapping, np.uint8)))
+        _pool.append(_Spare(np.frombuffer(view, np.uint8)))
 
 
 def recycled(nbytes: int) -> U8 | None:
@@ -269,11 +273,15 @@ def recycled_bytes() -> tuple[int, int]:
 
 
 # Populated ahead on an idle core. A one-shot analysis process (``tcplens analyze``) spends its
-# first ~0.2 s importing and loading its compiled kernels on one core while the other idles;
-# the TCP analysis later takes ~35 bytes of fresh memory per packet beyond what the packet table
-# gives back (bulk_5M: 189 MiB, 0.07 s of system time in first touches). Populated on that
-# idle core, the same pages cost the analysis nothing (its user time is unchanged).
+# first ~0.2 s importing and loading its compiled kernels on one core while the other idles.
+# The packet table then takes ~54 bytes of fresh memory per packet (bulk_5M: 0.19 s of system
+# time in the read, populated by ``paging``'s one helper thread, the read's pacing item), and
+# the TCP analysis ~35 more beyond what the table gives back (189 MiB, 0.07 s of system time in
+# first touches). Populated on that idle core, the same pages cost the read and the analysis
+# nothing (their user time is unchanged).
+_carved_from: weakref.WeakSet[mmap.mmap] = weakref.WeakSet()  # the mappings ahead_memory carves
 _STEP = 2 << 20  # bytes per populate: each holds the mmap_lock (for reading) ~0.7 ms
+_SLACK = 64 << 10  # beyond rows x per row: the pages and cache lines the arrays start on
 
 
 class _Ahead:
@@ -286,6 +294,11 @@ class _Ahead:
         self._lock = threading.Lock()
         self._target = nbytes
         self._done = 0
+        self._used = 0  # bytes carved from the front (``carve``), whole pages
+        self._paused = False
+        self._running = True
+        _live[self.address] = self.mapping  # dropped by a one-shot exit with the rest
+        _carved_from.add(self.mapping)
         self._thread = threading.Thread(target=self._run, name="tcplens-ahead", daemon=True)
         self._thread.start()
 
@@ -293,33 +306,57 @@ class _Ahead:
         while True:
             with self._lock:
                 start, end = self._done, min(self._done + _STEP, self._target)
-                if start >= end:
+                if self._paused or start >= end:
+                    self._running = False
                     return
                 self._done = end
             _populate(self.address + start, end - start)
 
-    def rows(self, n: int) -> None:
-        """The analysis has ``n`` rows: it needs ``n * per_row`` bytes, not more. The pages
-        populated beyond are dropped on a thread of their own (the caller is the reader)."""
+    def pause(self) -> None:
         with self._lock:
-            self._target = min(self._target, n * self.per_row)
-            excess = -(-self._target // mmap.PAGESIZE) * mmap.PAGESIZE
-            end, self._done = self._done, min(self._done, excess)
-        if end > excess:
-            threading.Thread(target=drop_range, args=(self.address + excess, end - excess)).start()
+            self._paused = True
+
+    def rows(self, n: int) -> None:
+        """The analysis has ``n`` rows: it needs ``n * per_row`` bytes. Populated beyond:
+        dropped on a thread of their own (the caller is the reader); short of it (paused):
+        populated on one."""
+        with self._lock:
+            self._paused = False
+            self._target = min(len(self.mapping), n * self.per_row + _SLACK)
+            keep = -(-self._target // mmap.PAGESIZE) * mmap.PAGESIZE
+            end, self._done = self._done, min(self._done, keep)
+            resume = self._done < self._target and not self._running
+            self._running = self._running or resume
+        if end > keep:
+            threading.Thread(target=drop_range, args=(self.address + keep, end - keep)).start()
+        if resume:
+            self._thread = threading.Thread(target=self._run, name="tcplens-ahead", daemon=True)
+            self._thread.start()
 
     def stop(self) -> None:
         with self._lock:
             self._target = self._done
+            self._paused = True
 
-    def memory(self) -> U8:
-        """The bytes the analysis may carve (``rows``), as an array; the pages beyond stay
-        unpopulated (or are unmapped with the mapping, when the pool lets go of it)."""
+    def carve(self, nbytes: int) -> U8 | None:
+        """``nbytes`` from the front (a page boundary), or None if they are not all within
+        the target: an array of its own on its part of the mapping (``recycle_when_dead``)."""
         with self._lock:
-            target = self._target
-        memory = np.frombuffer(self.mapping, np.uint8)
-        _live[memory.ctypes.data] = self.mapping  # dropped by a one-shot exit with the rest
-        return memory[:target]
+            start, end = self._used, self._used + nbytes
+            if nbytes <= 0 or end > self._target:
+                return None
+            self._used = -(-end // mmap.PAGESIZE) * mmap.PAGESIZE
+        return np.frombuffer(memoryview(self.mapping)[start:end], np.uint8)
+
+    def rest(self) -> U8 | None:
+        """What is left up to the target for the pool (None if nothing); the pages beyond
+        stay unpopulated (or dropped), and go with the mapping."""
+        with self._lock:
+            start, end = self._used, self._target
+            self._used = max(start, end)
+        return (
+            None if end <= start else np.frombuffer(memoryview(self.mapping)[start:end], np.uint8)
+        )
 
 
 # the memory being populated for the next ``recycling()`` scope (None: none)
@@ -327,11 +364,12 @@ _ahead: _Ahead | None = None
 
 
 def populate_ahead(nbytes: int, per_row: int) -> None:
-    """Map ``nbytes`` and populate them on a helper thread from now on, for the next
-    ``recycling()`` scope's pool, where they are offered first: for a process that will
-    analyse one capture and has an idle core now (``tcplens analyze``, at its start).
-    ``per_row``: the bytes the analysis will take from the pool per packet row; once the
-    capture's rows are counted (``table_rows``) the helper stops there. Needs
+    """Map ``nbytes`` and populate them on a helper thread from now on: for a process that
+    will read and analyse one capture and has an idle core now (``tcplens analyze``, at its
+    start). The packet table's blocks are carved from the front (``ahead_memory``), the next
+    ``recycling()`` scope's pool has the rest first. ``per_row``: the bytes both take per
+    packet row; once the capture's rows are counted (``table_rows``) the helper stops there
+    and drops what it populated beyond. Needs
     ``MADV_POPULATE_WRITE`` (elsewhere nothing is mapped: the analysis faults its pages in
     as it writes them, as without this)."""
     global _ahead
@@ -344,3 +382,18 @@ def table_rows(n: int) -> None:
     ahead stops at what the analysis of ``n`` rows takes."""
     if _ahead is not None:
         _ahead.rows(n)
+
+
+def reading_starts() -> None:
+    """The process starts reading the capture (its cores get busy): memory populated ahead
+    waits for its rows to be counted (``table_rows``), which say how much is needed. So what
+    is populated before the count is what the idle core managed, not what a guess asked for."""
+    if _ahead is not None:
+        _ahead.pause()
+
+
+def ahead_memory(nbytes: int) -> U8 | None:
+    """``nbytes`` of the memory populated ahead (``populate_ahead``), zero-filled, for an
+    array every byte of which is written soon (the packet table's blocks), or None (none
+    pending, or no room). ``recycle_when_dead`` takes it like a mapping of its own."""
+    return None if _ahead is None else _ahead.carve(nbytes)

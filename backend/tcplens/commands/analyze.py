@@ -44,12 +44,14 @@ def run(args: argparse.Namespace) -> int:
         _populate_ahead(args.capture)  # while the imports below run on this core
     from tcplens.capture import read_capture
     from tcplens.capture.errors import CaptureError
+    from tcplens.capture.memory import reading_starts
     from tcplens.commands.cached_kernels import load_cached_kernels_quickly
     from tcplens.heap import reuse_freed_memory
     from tcplens.report import analyse_capture, write_report
 
     reuse_freed_memory()
     load_cached_kernels_quickly(one_process=True)
+    reading_starts()
     try:
         capture = read_capture(args.capture)
     except CaptureError as error:
@@ -94,15 +96,19 @@ def run(args: argparse.Namespace) -> int:
 # in the first block released (22) and their SACK blocks (8 per block; bulk transfers carry
 # ~0.6 per packet).
 _ANALYSIS_BYTES_PER_ROW = 35
+# the packet table's dense columns (``capture.columns.LAYOUT``; a pcap has no per-packet
+# interface and link type)
+_TABLE_BYTES_PER_ROW = {"pcap": 54, "pcapng": 58}
 # the smallest record of a TCP packet: a 16-byte pcap record header and 54 bytes of Ethernet,
 # IPv4 and TCP headers; pcapng's blocks are larger
 _SMALLEST_RECORD = 70
 
 
 def _populate_ahead(path: str) -> None:
-    """Have the TCP analysis's fresh memory populated while this process imports its modules
-    and loads its kernels on one core (``capture.memory.populate_ahead``): as much as the
-    capture could need, cut to what its packets need once the reader has counted them.
+    """Have the packet table's and the TCP analysis's fresh memory populated while this
+    process imports its modules and loads its kernels on one core
+    (``capture.memory.populate_ahead``): as much as the capture could need, cut to what its
+    packets need once the reader has counted them.
 
     Only for a capture file read in place (a compressed one is read window by window, its
     packets are counted only at the end); anything else, or any error, is left to the read.
@@ -120,8 +126,8 @@ def _populate_ahead(path: str) -> None:
     if kind in ("pcap", "pcapng"):
         from tcplens.capture.memory import populate_ahead
 
-        rows = info.st_size // _SMALLEST_RECORD
-        populate_ahead(rows * _ANALYSIS_BYTES_PER_ROW, _ANALYSIS_BYTES_PER_ROW)
+        per_row = _TABLE_BYTES_PER_ROW[kind] + _ANALYSIS_BYTES_PER_ROW
+        populate_ahead(info.st_size // _SMALLEST_RECORD * per_row, per_row)
 
 
 def _text_writer(stream: Any) -> Any:

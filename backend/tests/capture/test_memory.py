@@ -232,11 +232,12 @@ def test_memory_populated_ahead_is_the_next_scopes_first_spare_cut_to_the_rows()
     ahead = memory._ahead
     assert ahead is not None
     memory.table_rows(100_000)  # the capture's rows: 4 MB of the 8 MiB are needed
+    needed = 4_000_000 + memory._SLACK
     _wait_populated(ahead)
-    assert 4_000_000 <= ahead._done <= -(-4_000_000 // mmap.PAGESIZE) * mmap.PAGESIZE
+    assert needed <= ahead._done <= -(-needed // mmap.PAGESIZE) * mmap.PAGESIZE
     with memory.recycling():
         assert memory._ahead is None  # one scope takes it
-        assert memory.recycled_bytes() == (4_000_000, 0)
+        assert memory.recycled_bytes() == (needed, 0)
         region = (ahead.address, 8 * MIB)
         assert region in memory.mapped_regions()  # a one-shot exit drops it with the rest
         array = empty(1_000_000, np.int32, dense=True)
@@ -244,7 +245,7 @@ def test_memory_populated_ahead_is_the_next_scopes_first_spare_cut_to_the_rows()
         assert not array.view(np.uint8).any()
         assert faults_writing(array) < 16  # populated on the helper thread
         assert empty(1, np.int8, dense=True) is not None
-        assert memory.recycled(4_000_000) is None  # no more than the rows need
+        assert memory.recycled(needed) is None  # no more than the rows need
     assert memory.recycled(100) is None
     with memory.recycling():  # the next scope starts without it
         assert memory.recycled_bytes() == (0, 0)
@@ -278,3 +279,48 @@ def test_nothing_is_populated_ahead_without_madv_populate_write(
     monkeypatch.setattr(memory, "_can_populate", False)
     memory.populate_ahead(4 * MIB, per_row=8)
     assert memory._ahead is None
+
+
+@linux_only
+def test_the_table_is_carved_from_the_front_of_the_memory_populated_ahead() -> None:
+    memory.populate_ahead(8 * MIB, per_row=60)
+    ahead = memory._ahead
+    assert ahead is not None
+    memory.table_rows(100_000)  # 6 MB + slack
+    _wait_populated(ahead)
+    region = (ahead.address, 8 * MIB)
+    block = memory.ahead_memory(2 * MIB + 5)
+    assert block is not None and block.ctypes.data == ahead.address
+    assert block.shape == (2 * MIB + 5,) and not block.any()  # zero-filled
+    assert faults_writing(block) < 16  # populated
+    other = memory.ahead_memory(MIB)
+    assert other is not None and other.ctypes.data == ahead.address + 2 * MIB + mmap.PAGESIZE
+    assert memory.ahead_memory(4 * MIB) is None  # beyond what the rows need
+    with memory.recycling():
+        assert memory.recycled_bytes() == (6_000_000 + memory._SLACK - 3 * MIB - 4096, 0)
+        column = block[64 : 64 + 4000].view(np.uint32)
+        assert memory.recycle_when_dead(column)  # a carved block is recycled on its own
+        del block, column
+        assert memory.recycled_bytes()[0] == 6_000_000 + memory._SLACK - MIB - 4096 + 5
+        reused = memory.recycled(2 * MIB)
+        assert reused is not None and reused.ctypes.data == ahead.address
+        assert region in memory.mapped_regions()
+        assert memory.ahead_memory(100) is None  # taken by the scope
+
+
+@linux_only
+def test_populating_ahead_waits_from_the_read_until_the_rows_are_counted() -> None:
+    memory.populate_ahead(256 * MIB, per_row=100)
+    ahead = memory._ahead
+    assert ahead is not None
+    memory.reading_starts()
+    _wait_populated(ahead)
+    paused_at = ahead._done
+    assert paused_at < 256 * MIB  # stopped within a step or two of the pause
+    memory.table_rows(160_000)  # 16 MB + slack: the rest is populated now
+    needed = 16_000_000 + memory._SLACK
+    _wait_populated(ahead)
+    assert needed <= ahead._done <= -(-needed // mmap.PAGESIZE) * mmap.PAGESIZE
+    with memory.recycling():
+        reused = memory.recycled(needed)
+        assert reused is not None and faults_writing(reused) < 16

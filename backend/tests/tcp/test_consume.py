@@ -150,6 +150,39 @@ def test_memory_populated_ahead_holds_every_analysis_array_the_table_does_not() 
     assert all(_region(array) in table for array in from_table)
 
 
+@pytest.mark.skipif(not memory._can_populate, reason="needs MADV_POPULATE_WRITE (Linux 5.14)")
+def test_the_table_and_the_analysis_arrays_all_take_the_memory_populated_ahead() -> None:
+    """As ``tcplens analyze``: populated ahead before the read, for the table and the analysis;
+    the table's groups are still recycled block by block."""
+    from tcplens.commands.analyze import _ANALYSIS_BYTES_PER_ROW, _TABLE_BYTES_PER_ROW
+
+    require(LAB / "lossy_download.pcap")
+    per_row = _TABLE_BYTES_PER_ROW["pcap"] + _ANALYSIS_BYTES_PER_ROW
+    memory.populate_ahead(10_000 * per_row, per_row)  # more than the capture's 6567 packets
+    ahead = memory._ahead
+    assert ahead is not None
+    capture = read_capture(LAB / "lossy_download.pcap")
+    packets = capture.packets
+    region = (ahead.address, len(ahead.mapping))
+    assert _region(packets.src_id) == region and _region(packets.ts_val) == region
+    after_flows = _block(packets.src_id)
+    analysis = analyze_tcp(packets, capture.info.first_ts_ns, consume=True)
+    seg = analysis.segments
+    for array in (seg.frame, seg.time_ns, seg.ack, seg.events, seg.sack_left_from_ack):
+        assert _region(array) == region
+    assert _inside_block(seg.time_ns, after_flows)  # recycled, as without
+    assert not _inside_block(seg.ack, after_flows)
+
+
+def _block(column: np.ndarray) -> tuple[int, int]:
+    root = column.base if isinstance(column.base, np.ndarray) else column
+    return root.ctypes.data, root.nbytes
+
+
+def _inside_block(array: np.ndarray, block: tuple[int, int]) -> bool:
+    return block[0] <= array.ctypes.data < block[0] + block[1]
+
+
 def test_a_column_the_caller_holds_keeps_its_data_and_the_table_refuses_released_ones() -> None:
     require(LAB / "lossy_download.pcap")
     capture = read_capture(LAB / "lossy_download.pcap")
