@@ -8,9 +8,6 @@ from collections.abc import Sequence
 
 # below this the run is small: its exit frees little, not worth a thread (~0.2 ms)
 _RELEASE_MIN = 32 << 20
-# regions are split in pieces of at most this size before they are shared between the threads
-# (the memory populated ahead is one mapping of ~1.3 bytes per byte of the capture)
-_PIECE = 32 << 20
 
 
 def reuse_freed_memory() -> None:
@@ -85,12 +82,7 @@ def release_memory_before_exit(regions: Sequence[tuple[int, int]]) -> None:
     # the regions in two halves of about the same size: one dropped on a second thread, the
     # other here once the heap is trimmed (the trim alone took 0.005-0.02 s at 5M packets, the
     # regions ~0.03 s: handed to the second thread alone, this one then waited for it)
-    pieces = [
-        (address + start, min(_PIECE, nbytes - start))
-        for address, nbytes in regions
-        for start in range(0, nbytes, _PIECE)
-    ]
-    here, there = _halves(pieces)
+    here, there = _halves(regions)
     dropping = threading.Thread(target=drop, args=(there,))
     dropping.start()
     malloc_trim(0)

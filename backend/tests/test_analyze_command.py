@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-import numpy as np
 import pytest
 
 from tcplens.cli import main
@@ -157,37 +156,3 @@ def test_the_program_exits_0_when_the_reader_leaves_early() -> None:
     program.stdout.close()
     assert program.wait(timeout=600) == 0
     assert program.stderr.read() == b""
-
-
-def test_the_program_has_memory_populated_ahead_only_for_a_capture_file_read_in_place(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from tcplens.capture import memory
-    from tcplens.commands import analyze
-
-    calls: list[tuple[int, int]] = []
-    monkeypatch.setattr(memory, "populate_ahead", lambda n, per_row: calls.append((n, per_row)))
-    require(LAB)
-    pcap = LAB / "lossy_download.pcap"
-    analyze._populate_ahead(str(pcap))
-    per_row = analyze._TABLE_BYTES_PER_ROW["pcap"] + analyze._ANALYSIS_BYTES_PER_ROW
-    # as much as the most packets the file can hold need: they are counted only in the read
-    assert calls == [(pcap.stat().st_size // analyze._SMALLEST_RECORD * per_row, per_row)]
-    gzipped = tmp_path / "c.pcap.gz"
-    gzipped.write_bytes(b"\x1f\x8b\x08\x00" + bytes(100))
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)  # a named pipe is never opened here (the open would wait for a writer)
-    for path in (gzipped, fifo, tmp_path / "missing.pcap", tmp_path):
-        analyze._populate_ahead(str(path))
-    assert len(calls) == 1
-
-
-def test_the_table_bytes_per_row_are_the_dense_columns() -> None:
-    from tcplens.capture.columns import LAYOUT, PER_INTERFACE
-    from tcplens.commands.analyze import _TABLE_BYTES_PER_ROW
-
-    sizes = {name: np.dtype(dtype).itemsize for name, dtype in LAYOUT}
-    assert _TABLE_BYTES_PER_ROW["pcapng"] == sum(sizes.values())
-    assert _TABLE_BYTES_PER_ROW["pcap"] == sum(sizes.values()) - sum(
-        sizes[n] for n in PER_INTERFACE
-    )

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from tcplens.capture.addresses import U64
-from tcplens.capture.memory import ahead_memory, anonymous_memory, table_rows
+from tcplens.capture.memory import anonymous_memory
 from tcplens.capture.records import DecodeChunk
 from tcplens.capture.table import DONE_AFTER_EVENTS, DONE_AFTER_FLOWS, DONE_AFTER_RTT, I64
 
@@ -115,8 +115,6 @@ def allocate_columns(n: int, pcap: bool, *, populate: bool = True) -> TableColum
     The entries (SYN options, SACK blocks, long lengths) get room for one per packet (blocks:
     more if they come, see ``Entries.room``), mapped but touched only where written.
     """
-    if not populate:  # the table of the whole capture (``reader``): its rows are counted
-        table_rows(n)
     shapes = {name: (n, np.dtype(dtype)) for name, dtype in LAYOUT}
     dense = _blocks(
         {k: v for k, v in shapes.items() if not (pcap and k in PER_INTERFACE)}, populate
@@ -217,11 +215,7 @@ def _blocks(shapes: dict[str, tuple[int, np.dtype[Any]]], populate: bool) -> Col
     for names in blocks:
         sizes = [shapes[name][0] * shapes[name][1].itemsize for name in names]
         starts = np.concatenate([[0], np.cumsum([-(-size // 64) * 64 for size in sizes])])
-        size = int(starts[-1])
-        # the whole capture's table (``allocate_columns``): from the memory populated ahead
-        block = None if populate else ahead_memory(size)
-        if block is None:
-            block = anonymous_memory(size, populate=populate)
+        block = anonymous_memory(int(starts[-1]), populate=populate)
         for name, start, size in zip(names, starts[:-1].tolist(), sizes, strict=True):
             out[name] = block[start : start + size].view(shapes[name][1])
     return out

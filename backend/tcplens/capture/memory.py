@@ -202,20 +202,13 @@ _ALIGN = 64  # each recycled array starts on a cache line, like the table's colu
 def recycling() -> Iterator[None]:
     """A scope in which dead mappings handed over with ``recycle_when_dead`` are reused by
     ``recycled``. At its end the pool lets go of them: each is unmapped when the last array
-    carved out of it dies, and mappings that die later are unmapped at once, as always.
-    The memory populated ahead (``populate_ahead``), if any, is in the pool from the start."""
-    global _pool, _ahead
+    carved out of it dies, and mappings that die later are unmapped at once, as always."""
+    global _pool
     outer, _pool = _pool, []
-    ahead, _ahead = _ahead, None
-    rest = None if ahead is None else ahead.rest()
-    if rest is not None:
-        _pool.append(_Spare(rest))
     try:
         yield
     finally:
         _pool = outer
-        if ahead is not None:
-            ahead.stop()
 
 
 def recycle_when_dead(array: npt.NDArray[Any]) -> bool:
@@ -227,22 +220,19 @@ def recycle_when_dead(array: npt.NDArray[Any]) -> bool:
     if not isinstance(view, memoryview) or not isinstance(view.obj, mmap.mmap):
         return False
     mapping = view.obj
-    whole = _live.get(root.ctypes.data) is mapping and root.nbytes == len(mapping)
-    carved = mapping in _carved_from and root.nbytes == view.nbytes  # (``ahead_memory``)
-    if not (whole or carved):
+    if _live.get(root.ctypes.data) is not mapping or root.nbytes != len(mapping):
         return False
     if id(root) not in _armed:
-        _armed[id(root)] = weakref.finalize(root, _join_pool, id(root), view)
+        _armed[id(root)] = weakref.finalize(root, _join_pool, id(root), mapping)
         _armed[id(root)].atexit = False
     return True
 
 
-def _join_pool(root_id: int, view: memoryview) -> None:
-    """The last array on ``view`` (a mapping, or the part of one ``ahead_memory`` carved)
-    died: its memory is free for ``recycled``."""
+def _join_pool(root_id: int, mapping: mmap.mmap) -> None:
+    """The last view of ``mapping``'s memory died: it is free for ``recycled``."""
     _armed.pop(root_id, None)
     if _pool is not None:
-        _pool.append(_Spare(np.frombuffer(view, np.uint8)))
+        _pool.append(_Spare(np.frombuffer(mapping, np.uint8)))
 
 
 def recycled(nbytes: int) -> U8 | None:
@@ -270,130 +260,3 @@ def recycled_bytes() -> tuple[int, int]:
     """``(bytes in the pool, bytes handed out)`` of the scope in progress, (0, 0) without."""
     spares = list(_pool or ())
     return sum(s.memory.shape[0] for s in spares), sum(s.used for s in spares)
-
-
-# Populated ahead on an idle core. A one-shot analysis process (``tcplens analyze``) spends its
-# first ~0.2 s importing and loading its compiled kernels on one core while the other idles.
-# The packet table then takes ~54 bytes of fresh memory per packet (bulk_5M: 0.19 s of system
-# time in the read, populated by ``paging``'s one helper thread, the read's pacing item), and
-# the TCP analysis ~35 more beyond what the table gives back (189 MiB, 0.07 s of system time in
-# first touches). Populated on that idle core, the same pages cost the read and the analysis
-# nothing (their user time is unchanged).
-_carved_from: weakref.WeakSet[mmap.mmap] = weakref.WeakSet()  # the mappings ahead_memory carves
-_STEP = 2 << 20  # bytes per populate: each holds the mmap_lock (for reading) ~0.7 ms
-_SLACK = 64 << 10  # beyond rows x per row: the pages and cache lines the arrays start on
-
-
-class _Ahead:
-    """A mapping whose pages a helper thread populates from the front, up to ``_target``."""
-
-    def __init__(self, nbytes: int, per_row: int) -> None:
-        self.mapping = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-        self.address = ctypes.addressof(ctypes.c_char.from_buffer(self.mapping))
-        self.per_row = per_row
-        self._lock = threading.Lock()
-        self._target = nbytes
-        self._done = 0
-        self._used = 0  # bytes carved from the front (``carve``), whole pages
-        self._paused = False
-        self._running = True
-        _live[self.address] = self.mapping  # dropped by a one-shot exit with the rest
-        _carved_from.add(self.mapping)
-        self._thread = threading.Thread(target=self._run, name="tcplens-ahead", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while True:
-            with self._lock:
-                start, end = self._done, min(self._done + _STEP, self._target)
-                if self._paused or start >= end:
-                    self._running = False
-                    return
-                self._done = end
-            _populate(self.address + start, end - start)
-
-    def pause(self) -> None:
-        with self._lock:
-            self._paused = True
-
-    def rows(self, n: int) -> None:
-        """The analysis has ``n`` rows: it needs ``n * per_row`` bytes. Populated beyond:
-        dropped on a thread of their own (the caller is the reader); short of it (paused):
-        populated on one."""
-        with self._lock:
-            self._paused = False
-            self._target = min(len(self.mapping), n * self.per_row + _SLACK)
-            keep = -(-self._target // mmap.PAGESIZE) * mmap.PAGESIZE
-            end, self._done = self._done, min(self._done, keep)
-            resume = self._done < self._target and not self._running
-            self._running = self._running or resume
-        if end > keep:
-            threading.Thread(target=drop_range, args=(self.address + keep, end - keep)).start()
-        if resume:
-            self._thread = threading.Thread(target=self._run, name="tcplens-ahead", daemon=True)
-            self._thread.start()
-
-    def stop(self) -> None:
-        with self._lock:
-            self._target = self._done
-            self._paused = True
-
-    def carve(self, nbytes: int) -> U8 | None:
-        """``nbytes`` from the front (a page boundary), or None if they are not all within
-        the target: an array of its own on its part of the mapping (``recycle_when_dead``)."""
-        with self._lock:
-            start, end = self._used, self._used + nbytes
-            if nbytes <= 0 or end > self._target:
-                return None
-            self._used = -(-end // mmap.PAGESIZE) * mmap.PAGESIZE
-        return np.frombuffer(memoryview(self.mapping)[start:end], np.uint8)
-
-    def rest(self) -> U8 | None:
-        """What is left up to the target for the pool (None if nothing); the pages beyond
-        stay unpopulated (or dropped), and go with the mapping."""
-        with self._lock:
-            start, end = self._used, self._target
-            self._used = max(start, end)
-        return (
-            None if end <= start else np.frombuffer(memoryview(self.mapping)[start:end], np.uint8)
-        )
-
-
-# the memory being populated for the next ``recycling()`` scope (None: none)
-_ahead: _Ahead | None = None
-
-
-def populate_ahead(nbytes: int, per_row: int) -> None:
-    """Map ``nbytes`` and populate them on a helper thread from now on: for a process that
-    will read and analyse one capture and has an idle core now (``tcplens analyze``, at its
-    start). The packet table's blocks are carved from the front (``ahead_memory``), the next
-    ``recycling()`` scope's pool has the rest first. ``per_row``: the bytes both take per
-    packet row; once the capture's rows are counted (``table_rows``) the helper stops there
-    and drops what it populated beyond. Needs
-    ``MADV_POPULATE_WRITE`` (elsewhere nothing is mapped: the analysis faults its pages in
-    as it writes them, as without this)."""
-    global _ahead
-    if _ahead is None and _can_populate and nbytes > 0:
-        _ahead = _Ahead(nbytes, per_row)
-
-
-def table_rows(n: int) -> None:
-    """The capture's packet table has ``n`` rows (the reader, once counted): memory populated
-    ahead stops at what the analysis of ``n`` rows takes."""
-    if _ahead is not None:
-        _ahead.rows(n)
-
-
-def reading_starts() -> None:
-    """The process starts reading the capture (its cores get busy): memory populated ahead
-    waits for its rows to be counted (``table_rows``), which say how much is needed. So what
-    is populated before the count is what the idle core managed, not what a guess asked for."""
-    if _ahead is not None:
-        _ahead.pause()
-
-
-def ahead_memory(nbytes: int) -> U8 | None:
-    """``nbytes`` of the memory populated ahead (``populate_ahead``), zero-filled, for an
-    array every byte of which is written soon (the packet table's blocks), or None (none
-    pending, or no room). ``recycle_when_dead`` takes it like a mapping of its own."""
-    return None if _ahead is None else _ahead.carve(nbytes)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import stat
 import sys
 from typing import Any
 
@@ -41,17 +40,14 @@ def run(args: argparse.Namespace) -> int:
         from tcplens.commands.cached_dataclasses import compile_dataclass_methods_once
 
         methods = compile_dataclass_methods_once()  # before the analysis defines its classes
-        _populate_ahead(args.capture)  # while the imports below run on this core
     from tcplens.capture import read_capture
     from tcplens.capture.errors import CaptureError
-    from tcplens.capture.memory import reading_starts
     from tcplens.commands.cached_kernels import load_cached_kernels_quickly
     from tcplens.heap import reuse_freed_memory
     from tcplens.report import analyse_capture, write_report
 
     reuse_freed_memory()
     load_cached_kernels_quickly(one_process=True)
-    reading_starts()
     try:
         capture = read_capture(args.capture)
     except CaptureError as error:
@@ -89,45 +85,6 @@ def run(args: argparse.Namespace) -> int:
         release_memory_before_exit(mapped_regions())
     del kept
     return EXIT_OK
-
-
-# Bytes per packet the TCP analysis takes beyond the pages the packet table gives back
-# (``tcp.analyze``, consuming the table): its scratch (8), the Segments columns that do not fit
-# in the first block released (22) and their SACK blocks (8 per block; bulk transfers carry
-# ~0.6 per packet).
-_ANALYSIS_BYTES_PER_ROW = 35
-# the packet table's dense columns (``capture.columns.LAYOUT``; a pcap has no per-packet
-# interface and link type)
-_TABLE_BYTES_PER_ROW = {"pcap": 54, "pcapng": 58}
-# the smallest record of a TCP packet: a 16-byte pcap record header and 54 bytes of Ethernet,
-# IPv4 and TCP headers; pcapng's blocks are larger
-_SMALLEST_RECORD = 70
-
-
-def _populate_ahead(path: str) -> None:
-    """Have the packet table's and the TCP analysis's fresh memory populated while this
-    process imports its modules and loads its kernels on one core
-    (``capture.memory.populate_ahead``): as much as the capture could need, cut to what its
-    packets need once the reader has counted them.
-
-    Only for a capture file read in place (a compressed one is read window by window, its
-    packets are counted only at the end); anything else, or any error, is left to the read.
-    """
-    from tcplens.capture.compression import SNIFF_BYTES, sniff_format
-
-    try:
-        info = os.stat(path)  # (not opened first: a named pipe would block the open)
-        if not stat.S_ISREG(info.st_mode):
-            return
-        with open(path, "rb") as file:
-            kind = sniff_format(file.read(SNIFF_BYTES))
-    except OSError:
-        return
-    if kind in ("pcap", "pcapng"):
-        from tcplens.capture.memory import populate_ahead
-
-        per_row = _TABLE_BYTES_PER_ROW[kind] + _ANALYSIS_BYTES_PER_ROW
-        populate_ahead(info.st_size // _SMALLEST_RECORD * per_row, per_row)
 
 
 def _text_writer(stream: Any) -> Any:

@@ -67,7 +67,7 @@ def _analyze(
     # holds the flow assignment's tags, then one value per TCP packet for the per-flow passes
     # (build_segments, then rtt_samples); its second half the flow layout's rows, which
     # build_segments turns into Segments.frame
-    scratch = empty(2 * len(packets), np.int32, dense=True)
+    scratch = empty(2 * len(packets), np.int32)
     fa = assign_flows(packets, scratch)
     ends = _Endpoints.of(packets, fa)
     done(DONE_AFTER_FLOWS)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tcplens.capture import buffers, memory, read_capture
+from tcplens.capture import buffers, read_capture
 from tcplens.capture.columns import LAYOUT
 from tcplens.capture.memory import mapped_regions
 from tcplens.capture.table import (
@@ -119,68 +119,6 @@ def test_the_analysis_arrays_take_the_pages_of_the_columns_it_is_done_with() -> 
     # the RTT samples once the per-packet pass is done
     assert _region(rtt.time_ns) == after_events
     assert _region(rtt.rtt_ns) == after_events
-
-
-@pytest.mark.skipif(not memory._can_populate, reason="needs MADV_POPULATE_WRITE (Linux 5.14)")
-def test_memory_populated_ahead_holds_every_analysis_array_the_table_does_not() -> None:
-    """What ``tcplens analyze`` populates ahead per row is enough for the arrays the consumed
-    table's pages do not take (a capture with SACK blocks, retransmissions, RTT samples)."""
-    from tcplens.commands.analyze import _ANALYSIS_BYTES_PER_ROW
-
-    require(LAB / "lossy_download.pcap")
-    capture = read_capture(LAB / "lossy_download.pcap")
-    packets = capture.packets
-    table = {_region(packets.src_id), _region(packets.tcp_seq)}
-    memory.populate_ahead(len(packets) * _ANALYSIS_BYTES_PER_ROW, _ANALYSIS_BYTES_PER_ROW)
-    ahead = memory._ahead
-    assert ahead is not None
-    analysis = analyze_tcp(packets, capture.info.first_ts_ns, consume=True)
-    seg, rtt = analysis.segments, analysis.rtt
-    assert int(seg.sack_count.sum()) > 0 and int(seg.resent.sum()) > 0
-    region = (ahead.address, len(ahead.mapping))
-    assert _region(seg.frame) == region  # the scratch, first of all
-    from_ahead: list[np.ndarray] = [
-        seg.ack, seg.window, seg.flags, seg.sack_count, seg.events, seg.resent,
-        seg.bytes_in_flight, seg.sack_left_from_ack, seg.sack_right_from_ack,
-    ]  # fmt: skip
-    assert all(_region(array) == region for array in from_ahead)
-    from_table: list[np.ndarray] = [
-        seg.time_ns, seg.seq, seg.payload_len, rtt.time_ns, rtt.rtt_ns, rtt.frame,
-    ]  # fmt: skip
-    assert all(_region(array) in table for array in from_table)
-
-
-@pytest.mark.skipif(not memory._can_populate, reason="needs MADV_POPULATE_WRITE (Linux 5.14)")
-def test_the_table_and_the_analysis_arrays_all_take_the_memory_populated_ahead() -> None:
-    """As ``tcplens analyze``: populated ahead before the read, for the table and the analysis;
-    the table's groups are still recycled block by block."""
-    from tcplens.commands.analyze import _ANALYSIS_BYTES_PER_ROW, _TABLE_BYTES_PER_ROW
-
-    require(LAB / "lossy_download.pcap")
-    per_row = _TABLE_BYTES_PER_ROW["pcap"] + _ANALYSIS_BYTES_PER_ROW
-    memory.populate_ahead(10_000 * per_row, per_row)  # more than the capture's 6567 packets
-    ahead = memory._ahead
-    assert ahead is not None
-    capture = read_capture(LAB / "lossy_download.pcap")
-    packets = capture.packets
-    region = (ahead.address, len(ahead.mapping))
-    assert _region(packets.src_id) == region and _region(packets.ts_val) == region
-    after_flows = _block(packets.src_id)
-    analysis = analyze_tcp(packets, capture.info.first_ts_ns, consume=True)
-    seg = analysis.segments
-    for array in (seg.frame, seg.time_ns, seg.ack, seg.events, seg.sack_left_from_ack):
-        assert _region(array) == region
-    assert _inside_block(seg.time_ns, after_flows)  # recycled, as without
-    assert not _inside_block(seg.ack, after_flows)
-
-
-def _block(column: np.ndarray) -> tuple[int, int]:
-    root = column.base if isinstance(column.base, np.ndarray) else column
-    return root.ctypes.data, root.nbytes
-
-
-def _inside_block(array: np.ndarray, block: tuple[int, int]) -> bool:
-    return block[0] <= array.ctypes.data < block[0] + block[1]
 
 
 def test_a_column_the_caller_holds_keeps_its_data_and_the_table_refuses_released_ones() -> None:
