@@ -90,6 +90,24 @@ def _words(first: int, second: int) -> np.uint64:
 
 
 @inline_kernel
+def _tcp_fields(
+    buf: U8, i: np.uint64, pos: int, header_len: int,
+    src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16, tcp_window: U16,
+    tcp_hdr_len: U8,
+) -> None:  # fmt: skip
+    """The fixed fields of the TCP header at ``pos`` (RFC 9293 §3.1) into row ``i``: the one
+    reading of them, for ``decode_row`` and its fast path ``ethernet_ipv4_tcp`` (no branch, so
+    inlining adds no reference counting)."""
+    src_port[i] = read_u16(buf, pos, True)
+    dst_port[i] = read_u16(buf, pos + 2, True)
+    tcp_seq[i] = read_u32(buf, pos + 4, True)
+    tcp_ack[i] = read_u32(buf, pos + 8, True)
+    tcp_flags[i] = ((byte(buf, pos + 12) & 1) << 8) | byte(buf, pos + 13)  # NS as 0x100
+    tcp_window[i] = read_u16(buf, pos + 14, True)
+    tcp_hdr_len[i] = header_len
+
+
+@inline_kernel
 def decode_row(
     buf: U8, i: np.uint64, start: int, captured: int, wire: int, link: int,
     status: U8, ip_version: U8, ip_proto: U8,
@@ -184,13 +202,10 @@ def decode_row(
         status[i] = flags | TRUNCATED | NOT_TCP
         return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
     header_len = (byte(buf, pos + 12) >> 4) * 4
-    src_port[i] = read_u16(buf, pos, True)
-    dst_port[i] = read_u16(buf, pos + 2, True)
-    tcp_seq[i] = read_u32(buf, pos + 4, True)
-    tcp_ack[i] = read_u32(buf, pos + 8, True)
-    tcp_flags[i] = ((byte(buf, pos + 12) & 1) << 8) | byte(buf, pos + 13)
-    tcp_window[i] = read_u16(buf, pos + 14, True)
-    tcp_hdr_len[i] = header_len
+    _tcp_fields(
+        buf, i, pos, header_len,
+        src_port, dst_port, tcp_seq, tcp_ack, tcp_flags, tcp_window, tcp_hdr_len,
+    )  # fmt: skip
     if header_len < 20 or ip_end - pos < header_len:
         status[i] = flags | MALFORMED | NOT_TCP  # Wireshark: "Bogus TCP header length"
         return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
@@ -239,13 +254,10 @@ def ethernet_ipv4_tcp(
         return False, np.uint64(0), np.uint64(0), 0, 0
     ip_version[i] = 4
     ip_proto[i] = IPPROTO_TCP
-    src_port[i] = read_u16(buf, tcp, True)
-    dst_port[i] = read_u16(buf, tcp + 2, True)
-    tcp_seq[i] = read_u32(buf, tcp + 4, True)
-    tcp_ack[i] = read_u32(buf, tcp + 8, True)
-    tcp_flags[i] = ((byte(buf, tcp + 12) & 1) << 8) | byte(buf, tcp + 13)
-    tcp_window[i] = read_u16(buf, tcp + 14, True)
-    tcp_hdr_len[i] = header_len
+    _tcp_fields(
+        buf, i, tcp, header_len,
+        src_port, dst_port, tcp_seq, tcp_ack, tcp_flags, tcp_window, tcp_hdr_len,
+    )  # fmt: skip
     tcp_payload_len[i] = ip_end - tcp - header_len
     status[i] = PARSED | (TRUNCATED if end < ip_end else 0)
     source = _words(IPV4_MAPPED_WORD, read_u32(buf, ip + 12, HOST_BIG_ENDIAN))
