@@ -36,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
             )
         return EXIT_INTERNAL
     methods = None
-    if getattr(args, "one_shot", False):
+    one_shot = getattr(args, "one_shot", False)  # the process exits after this command
+    if one_shot:
         from tcplens.commands.cached_dataclasses import compile_dataclass_methods_once
 
         methods = compile_dataclass_methods_once()  # before the analysis defines its classes
@@ -62,11 +63,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"tcplens: internal error while analysing {args.capture}: {error!r}", file=sys.stderr)
         return EXIT_INTERNAL
     segments = analysis.segments if args.events else None
-    # only the events read it again; a one-shot process keeps it to the end, where its pages
-    # are dropped with the rest on two cores (freed here, its mappings were unmapped one by one
-    # on this core: 0.015-0.02 s at 5M packets)
-    kept = analysis if getattr(args, "one_shot", False) else None
-    del analysis
+    if not one_shot:  # only the events read it again
+        del analysis
+    # (a one-shot process keeps it to the end, where its pages are dropped with the rest on two
+    # cores: freed here, its mappings were unmapped one by one on this core, 0.015-0.02 s at 5M)
     try:
         # bytes to the binary stream in a few large writes (the events a chunk at a time):
         # json.dump would stream thousands of small chunks through the text layer
@@ -78,12 +78,11 @@ def run(args: argparse.Namespace) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     if methods is not None:
         methods.save()  # after the output: only a first run (or one after an edit) writes
-    if getattr(args, "one_shot", False):  # the process exits next: nothing reads them again
+    if one_shot:  # the process exits next: nothing reads them again
         from tcplens.capture.memory import mapped_regions
         from tcplens.heap import release_memory_before_exit
 
         release_memory_before_exit(mapped_regions())
-    del kept
     return EXIT_OK
 
 
