@@ -19,8 +19,8 @@ from tcplens.capture import compiled as reader_kernels
 from tcplens.capture.memory import recycled
 
 _KERNEL_MODULES = (
-    "compiled", "model", "flows", "grouping", "walk_state", "handshake", "expert", "karn", "events",
-    "segments", "timestamps", "path_rtt", "rtt",
+    "compiled", "model", "conversations", "instances", "flows", "grouping", "walk_state",
+    "handshake", "expert", "karn", "events", "segments", "timestamps", "path_rtt", "rtt",
 )  # fmt: skip
 reader_kernels.drop_stale_kernel_cache(__file__, _KERNEL_MODULES)
 

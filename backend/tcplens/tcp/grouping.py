@@ -119,7 +119,7 @@ def _scatter_part(  # type: ignore[no-untyped-def]  # pragma: no cover - compile
         at[c, 0] = piece_at[q, 0]
         at[c, 1] = piece_at[q, 1]
         until[c] = piece_row[piece_next[q]] if piece_next[q] >= 0 else hi
-    # the current conversation's state in registers (see flows._part)
+    # the current conversation's state in registers (see conversations._run)
     cur = -1
     i0 = np.int64(0)
     i1 = np.int64(0)

@@ -1,0 +1,206 @@
+"""Step 1 of the flow assignment (:mod:`tcplens.tcp.flows`): each part of the capture's local
+conversations.
+
+In parallel, each part of the capture (a range of PacketTable rows) gets its own small hash table
+of conversations and tags every packet with a local conversation number and its direction; it
+counts the packets of each local conversation and records the few packets where Wireshark's
+conversation state machine may change (see ``_part``), which step 2
+(:mod:`tcplens.tcp.instances`) runs over.
+
+The hash tables are keyed with a per-process random seed and grow with the number of
+conversations (open addressing, load ≤ 1/2): memory follows the conversations, never more
+than the packets, and crafted addresses cannot aim at one slot.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from tcplens.capture.table import (
+    ACK,
+    MALFORMED,
+    MAX_SACK_BLOCKS,
+    NOT_TCP,
+    PARSED,
+    SYN,
+    UNSUPPORTED_LINK,
+)
+from tcplens.tcp.compiled import kernel, parallel_kernel
+
+_NOT_TCP = NOT_TCP | MALFORMED | UNSUPPORTED_LINK
+
+
+@kernel
+def _slot(k0, k1, seed):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Hash of a conversation key (two 48-bit endpoints), keyed with the process's seed."""
+    h = (k0 ^ seed) * np.uint64(0x9E3779B97F4A7C15)
+    h ^= h >> np.uint64(32)
+    h = (h ^ k1) * np.uint64(0xBF58476D1CE4E5B9)
+    h ^= h >> np.uint64(29)
+    return h
+
+
+@kernel
+def rehash(keys, base, n, seed):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """A slot table (load ≤ 1/4 after growing) for the ``n`` keys at ``keys[base:]``."""
+    size = 4
+    while size < 4 * n:
+        size *= 2
+    slots = np.full(size, -1, np.int64)
+    mask = np.uint64(size - 1)
+    for k in range(n):
+        s = _slot(keys[base + k, 0], keys[base + k, 1], seed) & mask
+        while slots[s] >= 0:
+            s = (s + np.uint64(1)) & mask
+        slots[s] = k
+    return slots
+
+
+@kernel
+def find_slot(slots, keys, base, k0, k1, seed):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Slot of key ``(k0, k1)``: its number in ``slots`` or the empty slot to put it in."""
+    mask = np.uint64(slots.shape[0] - 1)
+    s = _slot(k0, k1, seed) & mask
+    while True:
+        c = slots[s]
+        if c < 0 or (keys[base + c, 0] == k0 and keys[base + c, 1] == k1):
+            return s
+        s = (s + np.uint64(1)) & mask
+
+
+@parallel_kernel
+def local_conversations(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    bounds, seed, status, ip_proto, src, dst, src_port, dst_port, flags, sack_count,
+    tag, keys, counts, event_row, event_tag, event_before, n_local, n_events,
+):  # fmt: skip
+    for p in numba.prange(bounds.shape[0] - 1):
+        n_local[p], n_events[p] = _part(
+            bounds[p], bounds[p + 1], seed, status, ip_proto, src, dst, src_port, dst_port,
+            flags, sack_count, tag, keys, counts, event_row, event_tag, event_before,
+        )  # fmt: skip
+
+
+@kernel
+def _part(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    lo, hi, seed, status, ip_proto, src, dst, src_port, dst_port, flags, sack_count,
+    tag, keys, counts, event_row, event_tag, event_before,
+):  # fmt: skip
+    """Local conversations of rows ``lo:hi`` (step 1 of the module docstring).
+
+    ``tag[r]`` = 2 × local conversation + direction (0: the packet's source is the lower
+    endpoint), -1 for rows that are not TCP. ``counts[lo + c]``: packets of local conversation
+    c per direction, then the SACK blocks of its ACKs per direction (Segments' SACK rows).
+    Recorded packets: ``event_row``, their tag, and their conversation's counts before them.
+    """
+    slots = np.full(16, -1, np.int64)
+    # per local conversation, bit d: an instance whose base for direction 1 - d is not fixed
+    # yet may have started with a packet sent in direction d (before or in this part)
+    waiting = np.empty(8, np.uint8)
+    n_conv = 0
+    n_event = 0
+    r = lo
+    while True:
+        r = _skip_not_tcp(r, hi, status, ip_proto, tag)
+        if r == hi:
+            return n_conv, n_event
+        k0, k1, _ = _key(r, src, dst, src_port, dst_port)
+        s = find_slot(slots, keys, lo, k0, k1, seed)
+        c = slots[s]
+        created = c < 0
+        if created:
+            c = n_conv
+            n_conv += 1
+            keys[lo + c, 0] = k0
+            keys[lo + c, 1] = k1
+            _store(counts, lo + c, 0, 0, 0, 0)
+            if c == waiting.shape[0]:
+                grown = np.empty(2 * c, np.uint8)
+                grown[:c] = waiting
+                waiting = grown
+            waiting[c] = 3
+            if 2 * n_conv > slots.shape[0]:
+                slots = rehash(keys, lo, n_conv, seed)
+            else:
+                slots[s] = c
+        r, w, n_event = _run(
+            r, hi, lo, k0, k1, c, created, waiting[c], n_event, status, ip_proto, src, dst,
+            src_port, dst_port, flags, sack_count, tag, counts, event_row, event_tag, event_before,
+        )  # fmt: skip
+        waiting[c] = w
+
+
+@kernel
+def _skip_not_tcp(r, hi, status, ip_proto, tag):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """The first TCP row from ``r`` on (``hi`` if none); rows skipped get tag -1."""
+    while r < hi:
+        st = status[r]
+        if (st & PARSED) != 0 and (st & _NOT_TCP) == 0 and ip_proto[r] == 6:
+            return r
+        tag[r] = -1
+        r += 1
+    return hi
+
+
+@kernel
+def _key(r, src, dst, src_port, dst_port):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Conversation key of row ``r`` (lower endpoint, higher endpoint) and its direction."""
+    a = (np.uint64(src[r]) << np.uint64(16)) | np.uint64(src_port[r])
+    b = (np.uint64(dst[r]) << np.uint64(16)) | np.uint64(dst_port[r])
+    return min(a, b), max(a, b), np.int64(a > b)
+
+
+@kernel
+def _run(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    r, hi, lo, k0, k1, c, created, waiting, n_event, status, ip_proto, src, dst, src_port, dst_port,
+    flags, sack_count, tag, counts, event_row, event_tag, event_before,
+):  # fmt: skip
+    """Rows from ``r`` on while they belong to local conversation ``c`` (key ``k0, k1``).
+
+    Consecutive packets mostly belong to one conversation: they need no lookup, and its
+    counts and waiting bits stay in registers (no arrays change size in this loop, so
+    numba adds no reference counting to it). Returns the first row of another conversation.
+    """
+    j = lo + c
+    w = np.int64(waiting)
+    n0, n1, s0, s1 = counts[j, 0], counts[j, 1], counts[j, 2], counts[j, 3]
+    while r < hi:
+        st = status[r]
+        if (st & PARSED) == 0 or (st & _NOT_TCP) != 0 or ip_proto[r] != 6:
+            tag[r] = -1
+            r += 1
+            continue
+        a, b, d = _key(r, src, dst, src_port, dst_port)
+        if a != k0 or b != k1:
+            break
+        f = flags[r]
+        if created or (f & SYN) != 0 or w != 0:
+            # a packet fixes the base of its own direction, and with an ACK the other's
+            fixes = (1 << (1 - d)) | ((1 << d) if (f & ACK) != 0 else 0)
+            if created or (f & SYN) != 0 or (w & fixes) != 0:
+                event_row[lo + n_event] = r
+                event_tag[lo + n_event] = 2 * c + d
+                _store(event_before, lo + n_event, n0, n1, s0, s1)
+                n_event += 1
+            w &= ~fixes
+            if (f & SYN) != 0 and (f & ACK) == 0:
+                w |= 1 << d  # a pure SYN may start an instance
+            created = False
+        # branch-free: directions and SACKs alternate unpredictably
+        blocks = np.int64(min(sack_count[r], MAX_SACK_BLOCKS)) * np.int64((f & ACK) != 0)
+        n0 += 1 - d
+        n1 += d
+        s0 += blocks * (1 - d)
+        s1 += blocks * d
+        tag[np.uint64(r)] = 2 * c + d  # unsigned index: no negative-index wraparound
+        r += 1
+    _store(counts, j, n0, n1, s0, s1)
+    return r, w, n_event
+
+
+@kernel
+def _store(table, i, n0, n1, s0, s1):  # type: ignore[no-untyped-def]  # pragma: no cover
+    table[i, 0] = n0
+    table[i, 1] = n1
+    table[i, 2] = s0
+    table[i, 3] = s1
