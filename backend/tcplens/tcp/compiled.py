@@ -69,6 +69,20 @@ def empty(n: int, dtype: type[np.generic], *, dense: bool = False) -> npt.NDArra
     return out
 
 
+def empty_columns(shapes: dict[str, tuple[int, type[np.generic]]]) -> dict[str, npt.NDArray[Any]]:
+    """``empty(n, dtype, dense=True)`` for each ``name: (n, dtype)``, the largest first.
+
+    The recycled memory (``capture.memory.recycled``) is a few blocks of dead table columns,
+    each handed out best fit: in the order the caller lists its columns, a block could stay
+    part empty because the next column is bigger than what is left while a smaller one later
+    would fit. Largest first, every column that fits in what is left takes it: each byte
+    recycled is a byte not faulted in fresh (~0.7 ns, issue 4).
+    """
+    order = sorted(shapes, key=lambda name: -shapes[name][0] * np.dtype(shapes[name][1]).itemsize)
+    made = {name: empty(shapes[name][0], shapes[name][1], dense=True) for name in order}
+    return {name: made[name] for name in shapes}
+
+
 @kernel
 def _empty_bytes(template, n):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     return np.empty(n, template.dtype)

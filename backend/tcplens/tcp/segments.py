@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tcplens.capture.table import PacketTable
-from tcplens.tcp.compiled import empty, kernel
+from tcplens.tcp.compiled import empty, empty_columns, kernel
 from tcplens.tcp.events import flow_events
 from tcplens.tcp.flows import FlowAssignment
 from tcplens.tcp.model import Segments
@@ -82,22 +82,27 @@ def build_segments(
     n = layout.rows.shape[0]
     n_blocks = int(layout.sack_offsets[-1])
     # every row of these is written by the pass: they may take the pages of packet columns
-    # the analysis is done with (``tcp.compiled.empty``)
+    # the analysis is done with (``tcp.compiled.empty_columns``)
+    dense = empty_columns(
+        {
+            "time_ns": (n, np.int64),
+            "seq": (n, np.int64),
+            "payload_len": (n, np.int32),
+            "ack": (n, np.int64),
+            "window": (n, np.int32),
+            "flags": (n, np.uint16),
+            "sack_count": (n, np.uint8),
+            "sack_left_from_ack": (n_blocks, np.int32),
+            "sack_right_from_ack": (n_blocks, np.int32),
+            "events": (n, np.uint16),
+            "resent": (n, np.bool_),
+            "bytes_in_flight": (n, np.int32),
+        }
+    )
     seg = Segments(
         offsets=layout.offsets,
         frame=layout.rows.view(np.uint32),  # written over the rows (see flow_events)
-        time_ns=empty(n, np.int64, dense=True),
-        seq=empty(n, np.int64, dense=True),
-        payload_len=empty(n, np.int32, dense=True),
-        ack=empty(n, np.int64, dense=True),
-        window=empty(n, np.int32, dense=True),
-        flags=empty(n, np.uint16, dense=True),
-        sack_count=empty(n, np.uint8, dense=True),
-        sack_left_from_ack=empty(n_blocks, np.int32, dense=True),
-        sack_right_from_ack=empty(n_blocks, np.int32, dense=True),
-        events=empty(n, np.uint16, dense=True),
-        resent=empty(n, np.bool_, dense=True),
-        bytes_in_flight=empty(n, np.int32, dense=True),
+        **dense,
     )
     # per-flow regions of the variable-length outputs (see flow_events): only the pages that
     # receive rows are ever touched, so the generous sizes cost address space, not memory

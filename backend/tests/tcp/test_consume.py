@@ -112,10 +112,18 @@ def test_the_analysis_arrays_take_the_pages_of_the_columns_it_is_done_with() -> 
     analysis = analyze_tcp(packets, capture.info.first_ts_ns, consume=True)
     seg, rtt = analysis.segments, analysis.rtt
     assert rtt.time_ns.shape[0] > 100 and len(seg) > 1000
-    # the Segments are made once the flows are assigned: their first columns fill that block
-    # (not the frame column: it is the flow layout's rows, overwritten in place in the scratch)
+    # the Segments are made once the flows are assigned: their columns fill that block, the
+    # largest first (``tcp.compiled.empty_columns``), so what is left of it is less than any
+    # column that did not fit (not the frame column: it is the flow layout's rows, overwritten
+    # in place in the scratch)
     assert _region(seg.time_ns) == after_flows
     assert _region(seg.seq) == after_flows
+    columns = [a for k, a in vars(seg).items() if k not in ("offsets", "frame") and a.size]
+    inside = [a for a in columns if _overlaps(a, after_flows)]
+    outside = [a for a in columns if not _overlaps(a, after_flows)]
+    assert inside and outside
+    left = after_flows[1] - sum(-(-a.nbytes // 64) * 64 for a in inside)  # (64-byte aligned)
+    assert 0 <= left < min(a.nbytes for a in outside)
     # the RTT samples once the per-packet pass is done
     assert _region(rtt.time_ns) == after_events
     assert _region(rtt.rtt_ns) == after_events
