@@ -147,7 +147,7 @@ LAYOUT: tuple[tuple[str, type], ...] = (
     ("tcp_flags", np.uint16),
     ("tcp_window", np.uint16),
     ("tcp_hdr_len", np.uint8),
-    ("tcp_payload_len", np.uint32),
+    ("tcp_payload_len16", np.uint16),
     ("sack_count", np.uint8),
     ("has_ts", np.bool_),
     ("ts_val", np.uint32),
@@ -171,6 +171,7 @@ LONG_LENGTHS: tuple[tuple[str, type], ...] = (
     ("long_rows", np.uint32),
     ("long_caplen", np.uint32),
     ("long_origlen", np.uint32),
+    ("long_payload", np.uint32),
 )
 
 

@@ -111,13 +111,13 @@ def decode_packets(
     link_type: U16, status: U8, ip_version: U8, src_id: U32, dst_id: U32, ip_proto: U8,
     caplen16: U16, origlen16: U16,
     src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16,
-    tcp_window: U16, tcp_hdr_len: U8, tcp_payload_len: U32, sack_count: U8,
+    tcp_window: U16, tcp_hdr_len: U8, tcp_payload_len16: U16, sack_count: U8,
     has_ts: B, ts_val: U32, ts_ecr: U32, ts_bounds: I64,
     dns_count: I64, dns_row: I64, dns_payload: I64, dns_end: I64,
     address_slots: I64, address_keys: U64, miss_count: I64, miss_row: I64, miss_key: U64,
     hs_fill: int, hs_row: U32, hs_mss: I32, hs_wscale: I8, hs_sack_perm: B,
     block_fill: int, block_row: U32, block_left: U32, block_right: U32,
-    long_fill: int, long_row: U32, long_caplen: U32, long_origlen: U32,
+    long_fill: int, long_row: U32, long_caplen: U32, long_origlen: U32, long_payload: U32,
 ) -> tuple[int, int, int]:  # fmt: skip
     """Decode every record into its row of the zero-filled columns (absent fields stay 0).
 
@@ -139,7 +139,7 @@ def decode_packets(
     (``miss_*``, see ``addresses.resolve_misses``) and get their id after this call.
 
     SYN options, SACK blocks and long lengths (a length ≥ ``LONG_LENGTH``, whose 16-bit column
-    holds ``LONG_LENGTH``) are appended to the handshake entries after the first ``hs_fill``, to
+    holds ``LONG_LENGTH``; the payload length too, which only such a frame can reach) are appended to the handshake entries after the first ``hs_fill``, to
     the block entries after the first ``block_fill`` and to the long entries after the first
     ``long_fill``, in row order; returns their new counts. The arrays must have room for one
     handshake entry, MAX_SACK_BLOCKS blocks and one long entry per row: each part writes from
@@ -185,19 +185,20 @@ def decode_packets(
             # the columns come zero-filled (fresh anonymous memory, each row decoded once): only
             # what the packet has is written
             common = False
+            payload = 0  # in full, from decode_row (the fast path's fits its column)
             if link == LINKTYPE_ETHERNET:
                 common, s_lo, d_lo, options, stop = ethernet_ipv4_tcp(
                     buf, u, data_offset[u], captured, wire, status, ip_version, ip_proto,
                     src_port, dst_port, tcp_seq, tcp_ack, tcp_flags, tcp_window,
-                    tcp_hdr_len, tcp_payload_len,
+                    tcp_hdr_len, tcp_payload_len16,
                 )  # fmt: skip
                 s_hi = d_hi = np.uint64(0)
                 dns_at = 0
             if not common:
-                s_hi, s_lo, d_hi, d_lo, options, stop, dns_at = decode_row(
+                s_hi, s_lo, d_hi, d_lo, options, stop, dns_at, payload = decode_row(
                     buf, u, data_offset[u], captured, wire, link, status, ip_version, ip_proto,
                     src_port, dst_port, tcp_seq, tcp_ack, tcp_flags, tcp_window,
-                    tcp_hdr_len, tcp_payload_len,
+                    tcp_hdr_len, tcp_payload_len16,
                 )  # fmt: skip
             if dns_at:
                 dns_row[p, dns] = i
@@ -210,6 +211,8 @@ def decode_packets(
                 long_row[lw] = first_row + i
                 long_caplen[lw] = captured
                 long_origlen[lw] = wire
+                short = tcp_payload_len16[u]
+                long_payload[lw] = short if short < LONG_LENGTH else payload
                 lw += 1
             if stop - options >= 12 and read_u32(buf, options, True) == ALIGNED_TIMESTAMPS:
                 # what Linux and most stacks send (RFC 7323 Appendix A): NOP, NOP, timestamps
@@ -289,5 +292,6 @@ def decode_packets(
             long_row[dst + j] = long_row[src + j]
             long_caplen[dst + j] = long_caplen[src + j]
             long_origlen[dst + j] = long_origlen[src + j]
+            long_payload[dst + j] = long_payload[src + j]
         long_next += long_count[q]
     return hs_next, block_next, long_next

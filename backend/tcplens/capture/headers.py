@@ -22,7 +22,7 @@ from tcplens.capture.link import (
     NEXT_UNSUPPORTED,
     skip_link_header,
 )
-from tcplens.capture.table import U8, U16, U32
+from tcplens.capture.table import LONG_LENGTH, U8, U16, U32
 
 # the status bits as plain ints: numba mixes numpy uint8 scalars with int64 into floats
 PARSED = int(table.PARSED)
@@ -112,13 +112,14 @@ def decode_row(
     buf: U8, i: np.uint64, start: int, captured: int, wire: int, link: int,
     status: U8, ip_version: U8, ip_proto: U8,
     src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16, tcp_window: U16,
-    tcp_hdr_len: U8, tcp_payload_len: U32,
-) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64, int, int, int]:  # fmt: skip
+    tcp_hdr_len: U8, tcp_payload_len16: U16,
+) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64, int, int, int, int]:  # fmt: skip
     """Decode row ``i`` (its columns come reset) but its TCP options and its lengths, from the
     ``captured`` bytes at ``start`` of a ``wire``-byte frame; returns the source and destination
     address keys (two 64-bit words each, see ``addresses``; 0 when the packet has no IP header),
-    where the TCP options are (``start == stop``: none) and where a UDP port-53 payload starts
-    (0: none), for the DNS pass."""
+    where the TCP options are (``start == stop``: none), where a UDP port-53 payload starts
+    (0: none), for the DNS pass, and the TCP payload length in full (its column holds at most
+    ``LONG_LENGTH``: only a frame of ≥ 64 KiB can carry more, see ``PacketTable``)."""
     h = HOST_BIG_ENDIAN
     s_hi = s_lo = d_hi = d_lo = np.uint64(0)
     end = start + captured
@@ -126,26 +127,26 @@ def decode_row(
     following, pos = skip_link_header(buf, start, end, link)
     if following == NEXT_UNSUPPORTED:
         status[i] = UNSUPPORTED_LINK | NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0, 0
     if following == NEXT_SHORT:
         status[i] = TRUNCATED | NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0, 0
     if following != NEXT_IPV4 and following != NEXT_IPV6:
         status[i] = NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0, 0
     flags = 0
     if following == NEXT_IPV4:
         ip_version[i] = 4
         if end - pos < 20:
             status[i] = TRUNCATED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0, 0
         header_len = (byte(buf, pos) & 0x0F) * 4
         total = read_u16(buf, pos + 2, True)
         if total == 0:
             total = wire_end - pos  # TSO: Wireshark takes the frame's length when this is 0
         if byte(buf, pos) >> 4 != 4 or header_len < 20 or total < header_len:
             status[i] = MALFORMED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0, 0
         s_lo = _words(IPV4_MAPPED_WORD, read_u32(buf, pos + 12, HOST_BIG_ENDIAN))
         d_lo = _words(IPV4_MAPPED_WORD, read_u32(buf, pos + 16, HOST_BIG_ENDIAN))
         protocol = byte(buf, pos + 9)
@@ -153,7 +154,7 @@ def decode_row(
         fragment = read_u16(buf, pos + 6, True)
         if fragment & 0x1FFF:  # a later fragment: its bytes are not a transport header
             status[i] = FRAGMENT | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0, 0
         if fragment & 0x2000:
             flags |= FRAGMENT
         ip_end = pos + min(total, wire_end - pos)
@@ -162,10 +163,10 @@ def decode_row(
         ip_version[i] = 6
         if end - pos < 40:
             status[i] = TRUNCATED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0, 0
         if byte(buf, pos) >> 4 != 6:
             status[i] = MALFORMED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0, 0
         s_hi = _words(read_u32(buf, pos + 8, h), read_u32(buf, pos + 12, h))
         s_lo = _words(read_u32(buf, pos + 16, h), read_u32(buf, pos + 20, h))
         d_hi = _words(read_u32(buf, pos + 24, h), read_u32(buf, pos + 28, h))
@@ -175,32 +176,32 @@ def decode_row(
         protocol, pos, fragment6 = _ipv6_extensions(buf, pos + 40, end, ip_end, byte(buf, pos + 6))
         if protocol < 0:
             status[i] = TRUNCATED | NOT_TCP if pos <= ip_end else MALFORMED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0, 0
         ip_proto[i] = protocol
         if fragment6 == 2:
             status[i] = FRAGMENT | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0, 0
         if fragment6 == 1:
             flags |= FRAGMENT
     if protocol == IPPROTO_UDP:
         if end - pos < 8:
             status[i] = flags | TRUNCATED | NOT_TCP
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, 0, 0
         src_port[i] = read_u16(buf, pos, True)
         dst_port[i] = read_u16(buf, pos + 2, True)
         status[i] = flags | PARSED | NOT_TCP
         if src_port[i] == DNS_PORT or dst_port[i] == DNS_PORT:
-            return s_hi, s_lo, d_hi, d_lo, 0, 0, pos + 8
-        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+            return s_hi, s_lo, d_hi, d_lo, 0, 0, pos + 8, 0
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0, 0
     if protocol != IPPROTO_TCP:
         status[i] = flags | PARSED | NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0, 0
     if end - pos < 20:
         if end - pos >= 4:
             src_port[i] = read_u16(buf, pos, True)
             dst_port[i] = read_u16(buf, pos + 2, True)
         status[i] = flags | TRUNCATED | NOT_TCP
-        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0, 0
     header_len = (byte(buf, pos + 12) >> 4) * 4
     _tcp_fields(
         buf, i, pos, header_len,
@@ -208,12 +209,13 @@ def decode_row(
     )  # fmt: skip
     if header_len < 20 or ip_end - pos < header_len:
         status[i] = flags | MALFORMED | NOT_TCP  # Wireshark: "Bogus TCP header length"
-        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0
-    tcp_payload_len[i] = ip_end - pos - header_len
+        return s_hi, s_lo, d_hi, d_lo, 0, 0, 0, 0
+    payload = ip_end - pos - header_len
+    tcp_payload_len16[i] = min(payload, LONG_LENGTH)
     if end < ip_end:
         flags |= TRUNCATED
     status[i] = flags | PARSED
-    return s_hi, s_lo, d_hi, d_lo, pos + 20, min(pos + header_len, end), 0
+    return s_hi, s_lo, d_hi, d_lo, pos + 20, min(pos + header_len, end), 0, payload
 
 
 ETHERNET_IPV4_TCP_LEN = 14 + 20 + 20  # the three headers, none with options or tags
@@ -224,7 +226,7 @@ def ethernet_ipv4_tcp(
     buf: U8, i: np.uint64, start: int, captured: int, wire: int,
     status: U8, ip_version: U8, ip_proto: U8,
     src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16, tcp_window: U16,
-    tcp_hdr_len: U8, tcp_payload_len: U32,
+    tcp_hdr_len: U8, tcp_payload_len16: U16,
 ) -> tuple[bool, np.uint64, np.uint64, int, int]:  # fmt: skip
     """``decode_row`` of an Ethernet frame for the shape nearly every packet of a TCP capture
     has: untagged, IPv4 with a 20-byte header, not a fragment, TCP whose header fits in the IP
@@ -258,7 +260,7 @@ def ethernet_ipv4_tcp(
         buf, i, tcp, header_len,
         src_port, dst_port, tcp_seq, tcp_ack, tcp_flags, tcp_window, tcp_hdr_len,
     )  # fmt: skip
-    tcp_payload_len[i] = ip_end - tcp - header_len
+    tcp_payload_len16[i] = ip_end - tcp - header_len  # < LONG_LENGTH: a 16-bit IP length
     status[i] = PARSED | (TRUNCATED if end < ip_end else 0)
     source = _words(IPV4_MAPPED_WORD, read_u32(buf, ip + 12, HOST_BIG_ENDIAN))
     destination = _words(IPV4_MAPPED_WORD, read_u32(buf, ip + 16, HOST_BIG_ENDIAN))

@@ -323,13 +323,13 @@ class _Reading:
                 c["src_id"], c["dst_id"], c["ip_proto"], c["caplen16"], c["origlen16"],
                 c["src_port"],
                 c["dst_port"], c["tcp_seq"], c["tcp_ack"], c["tcp_flags"], c["tcp_window"],
-                c["tcp_hdr_len"], c["tcp_payload_len"], c["sack_count"], c["has_ts"], c["ts_val"],
+                c["tcp_hdr_len"], c["tcp_payload_len16"], c["sack_count"], c["has_ts"], c["ts_val"],
                 c["ts_ecr"], ts_bounds, dns_count, dns[0], dns[1], dns[2], book.slots, book.keys,
                 misses, miss_row,
                 miss_key, handshake.fill, h["handshake_rows"], h["handshake_mss"],
                 h["handshake_wscale"], h["handshake_sack_perm"], blocks.fill, b["sack_block_row"],
                 b["sack_block_left"], b["sack_block_right"], long.fill, g["long_rows"],
-                g["long_caplen"], g["long_origlen"],
+                g["long_caplen"], g["long_origlen"], g["long_payload"],
             )  # fmt: skip
             earliest, latest = int(ts_bounds[:, 0].min()), int(ts_bounds[:, 1].max())
             if self.rows + first == 0:

@@ -40,8 +40,9 @@ ECE = 0x40
 CWR = 0x80
 
 MAX_SACK_BLOCKS = 4  # RFC 2018: at most 4 blocks fit in 40 option bytes
-# a length column holding this sends the reader to the packet's ``long_*`` entry (the analysis
-# reads none of them: 2 bytes a packet instead of 4, for lengths that are almost never this long)
+# a length column holding this sends the reader to the packet's ``long_*`` entry: 2 bytes a
+# packet instead of 4, for lengths that are almost never this long (the analysis reads only the
+# payload's, from its entry when the column holds this)
 LONG_LENGTH = 0xFFFF
 
 # The dense columns by the step of the TCP analysis that reads them last (``tcp.analyze``):
@@ -52,7 +53,7 @@ DONE_AFTER_FLOWS = (  # the flow assignment (the endpoints: read there, once per
     "dst_id", "ip_proto", "src_port", "dst_port", "tcp_hdr_len",
 )  # fmt: skip
 DONE_AFTER_EVENTS = (  # the per-packet state machine (``flow_events``)
-    "ts_ns", "tcp_seq", "tcp_ack", "tcp_flags", "tcp_window", "tcp_payload_len", "sack_count",
+    "ts_ns", "tcp_seq", "tcp_ack", "tcp_flags", "tcp_window", "tcp_payload_len16", "sack_count",
 )  # fmt: skip
 DONE_AFTER_RTT = ("has_ts", "ts_val", "ts_ecr")  # the RTT samples (``rtt_samples``)
 
@@ -79,9 +80,11 @@ class PacketTable:
     ``handshake_*``, one entry per packet carrying any of them; SACK blocks (RFC 2018 §3) in
     ``sack_block_*``, one entry per block. The captured and wire lengths are 16-bit columns
     (``caplen16``, ``origlen16``): a packet with either ≥ ``LONG_LENGTH`` (TSO/GRO frames,
-    jumbograms) holds ``LONG_LENGTH`` there and both lengths in ``long_*``. Per-packet views of them
-    (``caplen``, ``mss``, ``sack_left``, ...) are built on demand, for tests and tools: the
-    analysis reads the compact columns.
+    jumbograms) holds ``LONG_LENGTH`` there and both lengths in ``long_*``. So does the TCP
+    payload length (``tcp_payload_len16``, ``long_payload``), which only such a frame can make
+    ≥ ``LONG_LENGTH`` (an IP length is 16 bits; TSO frames have none). Per-packet views of them
+    (``caplen``, ``tcp_payload_len``, ``mss``, ``sack_left``, ...) are built on demand, for
+    tests and tools: the analysis reads the compact columns.
     """
 
     ts_ns: I64  # absolute timestamp, ns since the Unix epoch (if_tsoffset applied)
@@ -103,7 +106,7 @@ class PacketTable:
     tcp_flags: U16  # FIN..CWR (+ NS as 0x100)
     tcp_window: U16  # raw window field, unscaled
     tcp_hdr_len: U8  # TCP header length in bytes
-    tcp_payload_len: U32  # from the IP length, not the captured length
+    tcp_payload_len16: U16  # from the IP length, not the captured length (see ``long_payload``)
     sack_count: U8  # number of SACK blocks the packet carries (0..4)
     has_ts: B  # timestamps option present
     ts_val: U32
@@ -118,10 +121,12 @@ class PacketTable:
     sack_block_row: U32
     sack_block_left: U32
     sack_block_right: U32
-    # the packets with a length ≥ LONG_LENGTH (rows ascending), and their two lengths in full
+    # the packets with a length ≥ LONG_LENGTH (rows ascending), their two lengths in full and
+    # their TCP payload length in full (0 if not TCP)
     long_rows: U32
     long_caplen: U32
     long_origlen: U32
+    long_payload: U32
     # shape (k, 16), one row per distinct address, in order of first appearance: IPv6, or IPv4
     # as IPv4-mapped IPv6 (::ffff:a.b.c.d); row 0 is :: (see ``capture.addresses``)
     addresses: U8
@@ -176,6 +181,11 @@ class PacketTable:
     def origlen(self) -> U32:
         """Per packet: bytes on the wire (built on each call)."""
         return self._length(self.origlen16, self.long_origlen)
+
+    @property
+    def tcp_payload_len(self) -> U32:
+        """Per packet: TCP payload bytes (built on each call)."""
+        return self._length(self.tcp_payload_len16, self.long_payload)
 
     @property
     def mss(self) -> I32:

@@ -16,6 +16,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
+from tcplens.capture.table import LONG_LENGTH
 from tcplens.tcp.compiled import parallel_kernel
 from tcplens.tcp.expert import advance_sequence, bytes_in_flight, expert_events
 from tcplens.tcp.handshake import follow_handshake
@@ -80,6 +81,8 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     tcp_flags,
     tcp_window,
     tcp_len,
+    long_rows,
+    long_len,
     hs_rows,
     hs_wscale,
     hs_mss,
@@ -102,7 +105,9 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
 
     ``rows`` holds each packet's PacketTable row at its Segments row (:mod:`tcplens.tcp.grouping`;
     ``offsets`` are the Segments offsets): each flow is walked in capture order by merging its
-    two directions' ascending rows. Every per-packet output is written to the packet's Segments
+    two directions' ascending rows. A payload length is ``tcp_len``'s 16 bits, or, where that
+    holds ``LONG_LENGTH`` (a TSO/GRO frame), its ``long_len`` entry (``long_rows``: the rows that
+    have one, ascending). Every per-packet output is written to the packet's Segments
     row (``seg`` holds the columns, see :func:`tcplens.tcp.segments.build_segments`); the frame
     column is ``rows`` itself (viewed as uint32), each row overwritten by its frame number once
     the merge has read it.
@@ -205,6 +210,8 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 t = ts_ns[ur]
                 fl = tcp_flags[ur]
                 ln = np.int64(tcp_len[ur])
+                if ln == LONG_LENGTH:  # a TSO/GRO frame's payload, in full from its entry
+                    ln = np.int64(long_len[np.searchsorted(long_rows, ur)])
                 w = np.int64(tcp_window[ur])
                 sack_count = min(opt_sack_count[ur], 4)
                 out_frame[u] = r + 1

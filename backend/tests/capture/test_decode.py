@@ -134,6 +134,8 @@ def test_lengths_of_64_kib_and_more_are_kept_whole() -> None:
         assert t.caplen16.tolist() == [64, LONG_LENGTH, 64, 96]
         assert t.long_rows.tolist() == [1, 3]
         assert t.long_caplen.tolist() == [70_000, 96]
+        assert t.tcp_payload_len16.tolist() == [10, LONG_LENGTH, 10, LONG_LENGTH]
+        assert t.long_payload.tolist() == [70_000 - 54, 70_000 - 54]
 
 
 def test_ipv4_total_length_below_its_header_is_malformed() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tcplens.capture.table import ACK, PARSED, SYN, PacketTable
+from tcplens.capture.table import ACK, LONG_LENGTH, PARSED, SYN, PacketTable
 
 CLIENT = (bytes([0] * 10 + [0xFF, 0xFF, 10, 0, 0, 1]), 40000)
 SERVER = (bytes([0] * 10 + [0xFF, 0xFF, 10, 0, 0, 2]), 80)
@@ -54,12 +54,13 @@ def table(segs: list[Seg]) -> PacketTable:
         i for i, s in enumerate(segs) if s.mss >= 0 or s.wscale >= 0 or s.sack_perm
     ]  # fmt: skip
     blocks = [(i, lo, hi) for i, s in enumerate(segs) for lo, hi in s.sacks]
+    long = [i for i, s in enumerate(segs) if s.length >= LONG_LENGTH]  # TSO/GRO super-frames
     return PacketTable(
         ts_ns=col([1_700_000_000_000_000_000 + int(s.t_ms * 1e6) for s in segs], np.int64),
         interface=np.zeros(n, np.uint16),
         link_type=np.ones(n, np.uint16),
         caplen16=np.full(n, 66, np.uint16),
-        origlen16=col([66 + s.length for s in segs], np.uint16),
+        origlen16=col([min(66 + s.length, LONG_LENGTH) for s in segs], np.uint16),
         status=np.full(n, PARSED, np.uint8),
         ip_version=np.full(n, 4, np.uint8),
         src_id=col([address_ids[a] for a, _ in src], np.uint32),
@@ -78,7 +79,7 @@ def table(segs: list[Seg]) -> PacketTable:
         tcp_flags=col([s.flags for s in segs], np.uint16),
         tcp_window=col([s.window for s in segs], np.uint16),
         tcp_hdr_len=np.full(n, 32, np.uint8),
-        tcp_payload_len=col([s.length for s in segs], np.uint32),
+        tcp_payload_len16=col([min(s.length, LONG_LENGTH) for s in segs], np.uint16),
         sack_count=col([len(s.sacks) for s in segs], np.uint8),
         has_ts=col([s.ts is not None for s in segs], bool),
         ts_val=col([s.ts[0] if s.ts else 0 for s in segs], np.uint32),
@@ -90,9 +91,10 @@ def table(segs: list[Seg]) -> PacketTable:
         sack_block_row=col([i for i, _, _ in blocks], np.uint32),
         sack_block_left=col([(lo + other_isn[i]) % 2**32 for i, lo, _ in blocks], np.uint32),
         sack_block_right=col([(hi + other_isn[i]) % 2**32 for i, _, hi in blocks], np.uint32),
-        long_rows=np.zeros(0, np.uint32),  # no segment here is 64 KiB long
-        long_caplen=np.zeros(0, np.uint32),
-        long_origlen=np.zeros(0, np.uint32),
+        long_rows=col(long, np.uint32),
+        long_caplen=np.full(len(long), 66, np.uint32),
+        long_origlen=col([66 + segs[i].length for i in long], np.uint32),
+        long_payload=col([segs[i].length for i in long], np.uint32),
         addresses=np.frombuffer(b"".join(address_ids), np.uint8).reshape(-1, 16).copy(),
     )
 

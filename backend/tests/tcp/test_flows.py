@@ -81,6 +81,20 @@ def test_relative_sequence_numbers_across_the_32_bit_wrap() -> None:
     assert SERVER[1] == a.flows.server_port[0]
 
 
+def test_segments_of_64_kib_and_more_keep_their_whole_length() -> None:
+    # TSO/GRO super-frames captured on the sending host: their 16-bit payload column holds
+    # LONG_LENGTH and the table's long entry the length (PacketTable); frames 5 and 6 around them
+    segs = handshake()
+    segs += [Seg(20, True, 1, ack=1, length=70_000), Seg(20.1, True, 70_001, ack=1, length=65_535)]
+    segs += [Seg(20.2, True, 135_536, ack=1, length=100), Seg(30, False, 1, ack=135_636)]
+    a = analyze_tcp(table(segs))
+    s = a.segments
+    assert s.payload_len[s.slice_of(0, 0)].tolist() == [0, 0, 70_000, 65_535, 100]
+    assert s.seq[s.slice_of(0, 0)].tolist() == [0, 1, 1, 70_001, 135_536]
+    assert a.flows.bytes_c2s.tolist() == [135_635]
+    assert s.events.tolist() == [0] * len(s)  # in order, nothing lost: no analysis flag
+
+
 # no deadline: the first example may wait for the compiled kernels on a busy machine
 @settings(deadline=None, max_examples=50)
 @given(st.integers(0, 2**32 - 1), st.lists(st.integers(1, 2**31 - 1), min_size=1, max_size=30))
