@@ -28,7 +28,13 @@ from tcplens.capture.table import (
 )
 from tcplens.tcp.compiled import kernel, parallel_kernel
 
-_NOT_TCP = NOT_TCP | MALFORMED | UNSUPPORTED_LINK
+# a TCP packet: PARSED and none of these (the decoder sets PARSED without NOT_TCP for TCP
+# only, so the IP protocol need not be read)
+_TCP_MASK = PARSED | NOT_TCP | MALFORMED | UNSUPPORTED_LINK
+# consecutive packets of one conversation are taken BLOCK at a time (see _block) once a run
+# of the same conversation has gone on for RUN_BEFORE_BLOCKS packets
+BLOCK = 64
+RUN_BEFORE_BLOCKS = 16
 
 
 @kernel
@@ -71,19 +77,19 @@ def find_slot(slots, keys, base, k0, k1, seed):  # type: ignore[no-untyped-def] 
 
 @parallel_kernel
 def local_conversations(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    bounds, seed, status, ip_proto, src, dst, src_port, dst_port, flags, sack_count,
+    bounds, seed, status, src, dst, src_port, dst_port, flags, sack_count,
     tag, keys, counts, event_row, event_tag, event_before, n_local, n_events,
 ):  # fmt: skip
     for p in numba.prange(bounds.shape[0] - 1):
         n_local[p], n_events[p] = _part(
-            bounds[p], bounds[p + 1], seed, status, ip_proto, src, dst, src_port, dst_port,
+            bounds[p], bounds[p + 1], seed, status, src, dst, src_port, dst_port,
             flags, sack_count, tag, keys, counts, event_row, event_tag, event_before,
         )  # fmt: skip
 
 
 @kernel
 def _part(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    lo, hi, seed, status, ip_proto, src, dst, src_port, dst_port, flags, sack_count,
+    lo, hi, seed, status, src, dst, src_port, dst_port, flags, sack_count,
     tag, keys, counts, event_row, event_tag, event_before,
 ):  # fmt: skip
     """Local conversations of rows ``lo:hi`` (step 1 of the module docstring).
@@ -101,7 +107,7 @@ def _part(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     n_event = 0
     r = lo
     while True:
-        r = _skip_not_tcp(r, hi, status, ip_proto, tag)
+        r = _skip_not_tcp(r, hi, status, tag)
         if r == hi:
             return n_conv, n_event
         k0, k1, _ = _key(r, src, dst, src_port, dst_port)
@@ -124,18 +130,18 @@ def _part(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             else:
                 slots[s] = c
         r, w, n_event = _run(
-            r, hi, lo, k0, k1, c, created, waiting[c], n_event, status, ip_proto, src, dst,
+            r, hi, lo, k0, k1, c, created, waiting[c], n_event, status, src, dst,
             src_port, dst_port, flags, sack_count, tag, counts, event_row, event_tag, event_before,
         )  # fmt: skip
         waiting[c] = w
 
 
 @kernel
-def _skip_not_tcp(r, hi, status, ip_proto, tag):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _skip_not_tcp(r, hi, status, tag):  # type: ignore[no-untyped-def]  # pragma: no cover
     """The first TCP row from ``r`` on (``hi`` if none); rows skipped get tag -1."""
     while r < hi:
         st = status[r]
-        if (st & PARSED) != 0 and (st & _NOT_TCP) == 0 and ip_proto[r] == 6:
+        if (st & _TCP_MASK) == PARSED:
             return r
         tag[r] = -1
         r += 1
@@ -152,21 +158,37 @@ def _key(r, src, dst, src_port, dst_port):  # type: ignore[no-untyped-def]  # pr
 
 @kernel
 def _run(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    r, hi, lo, k0, k1, c, created, waiting, n_event, status, ip_proto, src, dst, src_port, dst_port,
+    r, hi, lo, k0, k1, c, created, waiting, n_event, status, src, dst, src_port, dst_port,
     flags, sack_count, tag, counts, event_row, event_tag, event_before,
 ):  # fmt: skip
     """Rows from ``r`` on while they belong to local conversation ``c`` (key ``k0, k1``).
 
     Consecutive packets mostly belong to one conversation: they need no lookup, and its
     counts and waiting bits stay in registers (no arrays change size in this loop, so
-    numba adds no reference counting to it). Returns the first row of another conversation.
+    numba adds no reference counting to it). Inside a long run they are taken a block at a
+    time (:func:`_block`) while no base is left to fix. Returns the first row of another
+    conversation.
     """
     j = lo + c
     w = np.int64(waiting)
     n0, n1, s0, s1 = counts[j, 0], counts[j, 1], counts[j, 2], counts[j, 3]
+    run = 0  # rows of this run so far (negative: a block just failed, not again soon)
     while r < hi:
+        if run >= RUN_BEFORE_BLOCKS and w == 0 and not created and r + BLOCK <= hi:
+            whole, b1, b_s0, b_s1 = _block(
+                r, k0, k1, 2 * c, status, src, dst, src_port, dst_port, flags, sack_count, tag
+            )
+            if whole:
+                n0 += BLOCK - b1
+                n1 += b1
+                s0 += b_s0
+                s1 += b_s1
+                r += BLOCK
+                continue
+            run = -BLOCK  # the run ends or a SYN comes within the block: row by row past it
+        run += 1
         st = status[r]
-        if (st & PARSED) == 0 or (st & _NOT_TCP) != 0 or ip_proto[r] != 6:
+        if (st & _TCP_MASK) != PARSED:
             tag[r] = -1
             r += 1
             continue
@@ -196,6 +218,36 @@ def _run(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         r += 1
     _store(counts, j, n0, n1, s0, s1)
     return r, w, n_event
+
+
+@kernel
+def _block(r, k0, k1, t0, status, src, dst, src_port, dst_port, flags, sack_count, tag):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Rows ``r : r + BLOCK`` at once, if they are all TCP packets of conversation ``(k0, k1)``
+    without SYN: then nothing but the counts changes (the caller checks that no base is left
+    to fix) and this returns True, the packets of direction 1 and the SACK blocks of each
+    direction (as :func:`_run` counts them); tags ``t0 + direction`` are written.
+
+    One branch-free pass that LLVM vectorises (bulk_5M: the step's CPU 26 → 7.5 ms), where
+    :func:`_run` tests each row. When it returns False the tags it wrote are of rows not taken
+    yet: the caller writes each of them again when it gets there.
+    """
+    bad = np.uint64(0)
+    n1 = np.int64(0)
+    s0 = np.int64(0)
+    s1 = np.int64(0)
+    for i in range(np.uint64(r), np.uint64(r + BLOCK)):  # unsigned: no wraparound checks
+        a = (np.uint64(src[i]) << np.uint64(16)) | np.uint64(src_port[i])
+        b = (np.uint64(dst[i]) << np.uint64(16)) | np.uint64(dst_port[i])
+        d = np.int64(a > b)
+        f = flags[i]
+        bad |= (min(a, b) ^ k0) | (max(a, b) ^ k1)
+        bad |= np.uint64((status[i] & _TCP_MASK) ^ PARSED) | np.uint64(f & SYN)
+        blocks = np.int64(min(sack_count[i], MAX_SACK_BLOCKS)) * np.int64((f & ACK) != 0)
+        n1 += d
+        s0 += blocks * (1 - d)
+        s1 += blocks * d
+        tag[i] = t0 + d
+    return bad == 0, n1, s0, s1
 
 
 @kernel

@@ -105,7 +105,6 @@ def assign_flows(packets: PacketTable, scratch: I32 | None = None) -> FlowAssign
         bounds,
         seed,
         packets.status,
-        packets.ip_proto,
         packets.src_id,
         packets.dst_id,
         packets.src_port,

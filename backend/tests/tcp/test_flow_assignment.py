@@ -157,3 +157,37 @@ def test_many_conversations_grow_the_tables(parts: int, monkeypatch) -> None:  #
     )
     monkeypatch.setattr(flows, "PARTS_PER_THREAD", parts)
     assert _parallel(p) == _serial(p)
+
+
+def _long_runs(rng: np.random.Generator, n: int) -> PacketTable:
+    """Runs of tens to hundreds of packets of one conversation (a bulk capture's shape, where
+    conversations.py takes whole blocks at once), broken by other conversations, non-TCP rows
+    and SYNs with a new ISN (port reuse) at random places."""
+    p = table([Seg(i, True, 0) for i in range(n)])
+    pick = rng.integers
+    lengths = pick(1, 300, n)
+    conversation = np.repeat(pick(0, 4, n), lengths)[:n]  # endpoints (1 + c, 80) ↔ (9, 443 + c)
+    d = pick(0, 2, n).astype(bool)
+    client, server = (1 + conversation).astype(np.uint32), np.uint32(9)
+    flags = np.where(pick(0, 400, n) == 0, SYN, ACK) | np.where(pick(0, 50, n) == 0, FIN, 0)
+    return dataclasses.replace(
+        p,
+        status=np.where(pick(0, 500, n) == 0, PARSED | NOT_TCP, PARSED).astype(np.uint8),
+        src_id=np.where(d, server, client).astype(np.uint32),
+        dst_id=np.where(d, client, server).astype(np.uint32),
+        src_port=np.where(d, 443 + conversation, 80).astype(np.uint16),
+        dst_port=np.where(d, 80, 443 + conversation).astype(np.uint16),
+        tcp_flags=flags.astype(np.uint16),
+        tcp_seq=pick(0, 1000, n).astype(np.uint32),
+        tcp_ack=pick(0, 1000, n).astype(np.uint32),
+        sack_count=pick(0, 6, n).astype(np.uint8),
+    )
+
+
+@pytest.mark.parametrize(("seed", "parts"), [(1, 1), (2, 1), (3, 2), (4, 3), (5, 7)])
+def test_long_runs_of_one_conversation_match_the_serial_state_machine(
+    seed: int, parts: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    p = _long_runs(np.random.default_rng(seed), 20_000)
+    monkeypatch.setattr(flows, "PARTS_PER_THREAD", parts)
+    assert _parallel(p) == _serial(p)
