@@ -37,54 +37,61 @@ def timestamp_pairs(  # type: ignore[no-untyped-def]  # pragma: no cover - compi
     than the TSval: a capture's clock can step back); echo rows go to ``echo_out[e_lo:]`` in
     row order, sent rows to ``sent_out[s_lo:]``.
     """
-    ns = 0
-    ne = 0
+    # One pass over the echoes; at each newly echoed value the sender's rows are read on to its
+    # first one carrying a value not below it: when both sides' values ascend (the rule), that
+    # row is the first to carry the echoed value, if any does. So the matches come out in row
+    # order where both lists are read, with no lists of each side's distinct values to join
+    # after (bulk_5M: rtt_samples' CPU 57 → 50 ms).
+    m = 0
+    kept = 0
     mono = True
+    at = np.uint64(s_lo)  # the sender's next row to read
+    s_end = np.uint64(s_hi)
+    c_ok = False  # c_row: the sender's first row with a value (c_val) >= the last echoed one
+    c_row = np.uint64(0)
+    c_val = np.uint32(0)
+    ne = 0
     last = np.uint32(0)
-    for r in range(np.uint64(s_lo), np.uint64(s_hi)):  # first row of each TSval of the sender
+    for r in range(np.uint64(e_lo), np.uint64(e_hi)):  # first row of each echoed value
         pk = np.uint64(frame[r]) - np.uint64(1)  # PacketTable row (unsigned: no wraparound)
-        if has_ts[pk]:
-            v = ts_val[pk]
-            if ns > 0 and v < last:
+        if has_ts[pk] and ts_ecr[pk] != 0:  # (0: nothing echoed)
+            v = ts_ecr[pk]
+            if ne > 0 and v < last:
                 mono = False
                 break
-            if ns == 0 or v != last:
-                sent_out[s_lo + ns] = r
-                ns += 1
+            if ne == 0 or v != last:
+                ne += 1
                 last = v
-    if mono:
-        for r in range(np.uint64(e_lo), np.uint64(e_hi)):  # first row of each echoed value
-            pk = np.uint64(frame[r]) - np.uint64(1)  # (0: nothing echoed)
-            if has_ts[pk] and ts_ecr[pk] != 0:
-                v = ts_ecr[pk]
-                if ne > 0 and v < last:
+                while (not c_ok or c_val < v) and at < s_end:
+                    pq = np.uint64(frame[at]) - np.uint64(1)
+                    if has_ts[pq]:
+                        w = ts_val[pq]
+                        if c_ok and w < c_val:
+                            mono = False
+                            break
+                        c_ok = True
+                        c_row = at
+                        c_val = w
+                    at += np.uint64(1)
+                if not mono:
+                    break
+                if c_ok and c_val == v:
+                    echo_out[e_lo + m] = r
+                    sent_out[s_lo + m] = c_row
+                    kept += time_ns[r] >= time_ns[c_row]
+                    m += 1
+    if mono:  # the rest of the sender's values must ascend too
+        while at < s_end:
+            pq = np.uint64(frame[at]) - np.uint64(1)
+            if has_ts[pq]:
+                w = ts_val[pq]
+                if c_ok and w < c_val:
                     mono = False
                     break
-                if ne == 0 or v != last:
-                    echo_out[e_lo + ne] = r
-                    ne += 1
-                    last = v
-    if mono:  # merge-join of two ascending lists, in place (matches never overtake the reads)
-        p = 0
-        q = 0
-        m = 0
-        kept = 0
-        while p < ne and q < ns:
-            e = np.uint64(echo_out[e_lo + p])
-            s = np.uint64(sent_out[s_lo + q])
-            ev = ts_ecr[np.uint64(frame[e]) - np.uint64(1)]
-            sv = ts_val[np.uint64(frame[s]) - np.uint64(1)]
-            if sv < ev:
-                q += 1
-            elif sv > ev:
-                p += 1
-            else:
-                echo_out[e_lo + m] = e
-                sent_out[s_lo + m] = s
-                kept += time_ns[e] >= time_ns[s]
-                m += 1
-                p += 1
-                q += 1
+                c_ok = True
+                c_val = w
+            at += np.uint64(1)
+    if mono:
         return m, kept
     # values went backwards somewhere (a clock reset, a middlebox): sort them
     p_s = frame[s_lo:s_hi].astype(np.int64) - 1

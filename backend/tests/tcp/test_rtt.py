@@ -162,14 +162,20 @@ def _timestamp_reference(segs: list[Seg]) -> list[tuple[int, int, int]]:
     return sorted(x for x in out if x[2] >= 0)
 
 
-def _timestamp_flow(rng: np.random.Generator, n: int, shape: str) -> list[Seg]:
+def _timestamp_flow(
+    rng: np.random.Generator, n: int, shape: str, ascending: bool = False
+) -> list[Seg]:
     """A flow of ``n`` packets after the handshake, both directions carrying timestamps that
     follow ``shape``: each side's clock ticks 0-2 per packet (dense), jumps by up to 10**6
     (sparse), or is reset once (backwards); some packets carry no option, and the capture's
-    clock sometimes steps back (negative samples)."""
+    clock sometimes steps back (negative samples). Each side echoes one of the last few values
+    the other sent; with ``ascending`` never one below its previous echo (a real stack's
+    echoes ascend, as bulk transfers show: the kernel's one-pass rule), now and then one the
+    other never sent."""
     segs = handshake()
     clock = {True: int(rng.integers(1, 2**31)), False: int(rng.integers(1, 2**31))}
     seen = {True: [0], False: [0]}  # TSvals each side sent so far (0: none)
+    echoed = {True: 0, False: 0}
     t = 20.0
     for i in range(n):
         side = bool(rng.random() < 0.5)
@@ -180,18 +186,22 @@ def _timestamp_flow(rng: np.random.Generator, n: int, shape: str) -> list[Seg]:
         seen[side].append(clock[side])
         # echo one of the last few values the other side sent (or 0: nothing to echo yet)
         ecr = seen[not side][-int(rng.integers(1, min(4, len(seen[not side])) + 1))]
+        if ascending:
+            ecr = max(ecr, echoed[side]) + int(ecr > 0 and rng.random() < 0.05)
+            echoed[side] = ecr
         t += float(rng.exponential(1.0)) - (5.0 if rng.random() < 0.02 else 0.0)  # clock steps
         ts = None if rng.random() < 0.05 else (clock[side], ecr)
         segs.append(Seg(t, side, 1, ack=1, ts=ts))
     return segs
 
 
+@pytest.mark.parametrize("ascending", [False, True])
 @pytest.mark.parametrize("shape", ["dense", "sparse", "backwards"])
-def test_timestamp_samples_follow_their_definition(shape: str) -> None:
-    rng = np.random.default_rng(["dense", "sparse", "backwards"].index(shape))
+def test_timestamp_samples_follow_their_definition(shape: str, ascending: bool) -> None:
+    rng = np.random.default_rng(["dense", "sparse", "backwards"].index(shape) + 3 * ascending)
     for n in (1, 2, 5, 40, 700):
         for _ in range(5):
-            segs = _timestamp_flow(rng, n, shape)
+            segs = _timestamp_flow(rng, n, shape, ascending)
             r = analyze_tcp(table(segs)).rtt
             sel = r.kind == RTT_TIMESTAMP
             got = list(
