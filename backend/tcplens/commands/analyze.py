@@ -80,9 +80,11 @@ def run(args: argparse.Namespace) -> int:
         methods.save()  # after the output: only a first run (or one after an edit) writes
     if one_shot:  # the process exits next: nothing reads them again
         from tcplens.capture.memory import mapped_regions
-        from tcplens.heap import release_memory_before_exit
+        from tcplens.heap import heap_pages, release_memory_before_exit
 
-        release_memory_before_exit(mapped_regions())
+        # with the analysis' columns that the heap holds (dropped here on two cores, not freed
+        # by the exit on one)
+        release_memory_before_exit([*mapped_regions(), *heap_pages(analysis)])
     return EXIT_OK
 
 
