@@ -34,14 +34,6 @@ T_LAG, T_MSS = 19, 20
 
 
 @numba.njit(cache=True)
-def _emit(out, pos, flow, t0, t1, factor, frame0, frame1, stall):  # type: ignore[no-untyped-def]
-    o_flow, o_t0, o_t1, o_factor, o_frame0, o_frame1, o_stall = out
-    o_flow[pos], o_t0[pos], o_t1[pos], o_factor[pos] = flow, t0, t1, factor
-    o_frame0[pos], o_frame1[pos], o_stall[pos] = frame0, frame1, stall
-    return pos + 1
-
-
-@numba.njit(cache=True)
 def min_rtt(tx0, tx1, handshake_rtt_s):  # type: ignore[no-untyped-def]
     """Smallest round trip seen: handshake, data->ACK plus ACK->data halves; 0 if none (see
     ``transfer.Connection.min_rtt_s``)."""
@@ -62,17 +54,62 @@ def _payload_bytes(tx):  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True)
+def _put(out, pos, open_run, seconds, counts, merge, flow, t0, t1, factor, frame0, frame1, stall):  # type: ignore[no-untyped-def]
+    """Add one interval to ``out`` at row ``pos`` and its time to ``seconds`` and ``counts``
+    (per factor); with ``merge``, extend the run in row ``pos - 1`` instead when it continues
+    it (``open_run``: that row may be extended). Returns the next free row and whether it is
+    open. A run is a sequence of consecutive intervals of one factor, each starting where the
+    previous one ended and none ending before it starts: one interval from the first start to
+    the last end (the largest ending frame, the summed stall). ``context.evidence_of`` merges
+    touching intervals into the same ranges from a run as from its members, and a transfer's
+    labelled time is a few hundred runs instead of an interval per data segment. The seconds
+    are added in the intervals' order, one factor at a time, as a weighted ``np.bincount`` over
+    them adds them: the same float sums, bit for bit."""
+    o_flow, o_t0, o_t1, o_factor, o_frame0, o_frame1, o_stall = out
+    if factor >= 0:
+        seconds[factor] += t1 - t0
+        counts[factor] += 1
+    mergeable = t1 >= t0
+    if merge and open_run and mergeable and factor == o_factor[pos - 1] and t0 == o_t1[pos - 1]:
+        o_t1[pos - 1] = t1
+        o_frame1[pos - 1] = max(o_frame1[pos - 1], frame1)
+        o_stall[pos - 1] += stall
+        return pos, True
+    o_flow[pos], o_t0[pos], o_t1[pos], o_factor[pos] = flow, t0, t1, factor
+    o_frame0[pos], o_frame1[pos], o_stall[pos] = frame0, frame1, stall
+    return pos + 1, mergeable and merge
+
+
+@numba.njit(cache=True)
 def label_connection(  # type: ignore[no-untyped-def]
     tx0, tx1, flow, start_s, syn_s, established_s, handshake_rtt_s, first_frame, syn_frame,
     codes, out, pos,
 ):  # fmt: skip
-    """Labelled time of one connection into ``out`` from row ``pos``: the handshake, the first
-    turn, and the main transfer's intervals (timeline.py ``label_connection``). ``tx0``/``tx1``
-    are its transfers in order (no data: absent). Returns the next free row."""
+    """Labelled time of one connection into ``out`` from row ``pos``, an interval per row: the
+    handshake, the first turn, and the main transfer's intervals (timeline.py
+    ``label_connection``). ``tx0``/``tx1`` are its transfers in order (no data: absent).
+    Returns the next free row."""
+    n_factors = 0
+    for c in codes:
+        n_factors = max(n_factors, c + 1)
+    seconds, counts = np.zeros(n_factors), np.zeros(n_factors, np.int64)
+    return _label_connection(tx0, tx1, flow, start_s, syn_s, established_s, handshake_rtt_s,
+                             first_frame, syn_frame, codes, out, pos, seconds, counts, False)  # fmt: skip
+
+
+@numba.njit(cache=True)
+def _label_connection(  # type: ignore[no-untyped-def]
+    tx0, tx1, flow, start_s, syn_s, established_s, handshake_rtt_s, first_frame, syn_frame,
+    codes, out, pos, seconds, counts, merge,
+):  # fmt: skip
+    """``label_connection``, adding each interval's time to ``seconds`` and ``counts`` (per
+    factor) and, with ``merge``, writing runs of intervals instead (``_put``)."""
+    open_run = False
     base_rtt = min_rtt(tx0, tx1, handshake_rtt_s)
     if syn_s == syn_s and established_s == established_s:
-        pos = _emit(out, pos, flow, syn_s, established_s, codes[C_SETUP], syn_frame,
-                    first_frame, established_s - syn_s)  # fmt: skip
+        pos, open_run = _put(out, pos, open_run, seconds, counts, merge, flow, syn_s,
+                             established_s, codes[C_SETUP], syn_frame, first_frame,
+                             established_s - syn_s)  # fmt: skip
     if tx0[T_T].size == 0 and tx1[T_T].size == 0:
         return pos
     # The transfer with the most payload is labelled over its span (the first one on a tie).
@@ -88,21 +125,49 @@ def label_connection(  # type: ignore[no-untyped-def]
         first = other[T_FRAME][0]
         if established_s == established_s and asked - established_s > slow_turn:
             # the client's own delay between the handshake and its request
-            pos = _emit(out, pos, flow, established_s, asked, codes[C_APPLICATION],
-                        first_frame, first, asked - established_s)  # fmt: skip
+            pos, open_run = _put(out, pos, open_run, seconds, counts, merge, flow,
+                                 established_s, asked, codes[C_APPLICATION], first_frame, first,
+                                 asked - established_s)  # fmt: skip
         turn_start = asked
     turn = t[0] - turn_start
     if turn > 0:
         factor = codes[C_LATENCY] if turn <= slow_turn else codes[C_APPLICATION]
-        pos = _emit(out, pos, flow, turn_start, t[0], factor, first, main[T_FRAME][0], turn)
+        pos, open_run = _put(out, pos, open_run, seconds, counts, merge, flow, turn_start, t[0],
+                             factor, first, main[T_FRAME][0], turn)  # fmt: skip
     label, stall = label_transfer(
         t, main[T_SEQ], main[T_SEQ_END], main[T_RETRANS], main[T_ACK_T], main[T_ACK],
         main[T_WINDOW], main[T_ACK_PAYLOAD], main[T_RTT_T], main[T_RTT_S], main[T_ECHO_T],
         main[T_ECHO_S], main[T_LAG], main[T_MSS], base_rtt, codes,
     )  # fmt: skip
     frame = main[T_FRAME]
+    # (``_put`` for each interval, with the open run's changing fields in registers: written
+    # back when it closes)
+    o_flow, o_t0, o_t1, o_factor, o_frame0, o_frame1, o_stall = out
+    run_f = np.int8(-2)
+    run_t1, run_frame1, run_stall = 0.0, np.int64(0), 0.0
+    if open_run:
+        run_f, run_t1 = o_factor[pos - 1], o_t1[pos - 1]
+        run_frame1, run_stall = o_frame1[pos - 1], o_stall[pos - 1]
     for i in range(label.size):
-        pos = _emit(out, pos, flow, t[i], t[i + 1], label[i], frame[i], frame[i + 1], stall[i])
+        f, t0, t1 = label[i], t[i], t[i + 1]
+        if f >= 0:
+            seconds[f] += t1 - t0
+            counts[f] += 1
+        mergeable = t1 >= t0
+        if merge and open_run and mergeable and f == run_f and t0 == run_t1:
+            run_t1 = t1
+            run_frame1 = max(run_frame1, frame[i + 1])
+            run_stall += stall[i]
+            continue
+        if open_run:
+            o_t1[pos - 1], o_frame1[pos - 1], o_stall[pos - 1] = run_t1, run_frame1, run_stall
+        o_flow[pos], o_t0[pos], o_factor[pos], o_frame0[pos] = flow, t0, f, frame[i]
+        run_f, run_t1, run_frame1, run_stall = f, t1, frame[i + 1], stall[i]
+        o_t1[pos], o_frame1[pos], o_stall[pos] = t1, frame[i + 1], stall[i]
+        pos += 1
+        open_run = mergeable and merge
+    if open_run:
+        o_t1[pos - 1], o_frame1[pos - 1], o_stall[pos - 1] = run_t1, run_frame1, run_stall
     # Zero-window time outside the span of the data segments (receiver_app): after the last
     # one (a receiver that never reads again: the sender only probes) or before the first (a
     # capture that starts mid-stall) nothing else would say it.
@@ -112,11 +177,13 @@ def label_connection(  # type: ignore[no-untyped-def]
     for z in range(z0.size):
         a = max(z0[z], last)
         if z1[z] > a:
-            pos = _emit(out, pos, flow, a, z1[z], codes[C_RECEIVER_APP], zf0[z], zf1[z], z1[z] - a)
+            pos, open_run = _put(out, pos, open_run, seconds, counts, merge, flow, a, z1[z],
+                                 codes[C_RECEIVER_APP], zf0[z], zf1[z], z1[z] - a)  # fmt: skip
     for z in range(z0.size):
         b = min(z1[z], t[0])
         if b > z0[z]:
-            pos = _emit(out, pos, flow, z0[z], b, codes[C_RECEIVER_APP], zf0[z], zf1[z], b - z0[z])
+            pos, open_run = _put(out, pos, open_run, seconds, counts, merge, flow, z0[z], b,
+                                 codes[C_RECEIVER_APP], zf0[z], zf1[z], b - z0[z])  # fmt: skip
     return pos
 
 
@@ -272,51 +339,6 @@ def _gather_acks(f, d, origin, seg, zw, zw_rows, rcv_scale, codes):  # type: ign
     return ack_t, ack_frame, ack, win, ack_payload, zs, ze, zf0, zf1, zr
 
 
-@numba.njit(cache=True)
-def _summarise(out, lo, hi, seconds, counts, merge):  # type: ignore[no-untyped-def]
-    """Add up one connection's intervals (rows ``lo:hi`` of ``out``) per factor into
-    ``seconds`` and ``counts`` and, if ``merge``, merge its runs in place, in one pass.
-    Returns how many rows it keeps.
-
-    The seconds are added in the intervals' order, one factor at a time, as a weighted
-    ``np.bincount`` over them adds them: the same float sums, bit for bit. A run is a sequence
-    of consecutive intervals of one factor, each starting where the previous one ended and none
-    ending before it starts: it becomes one interval from the first start to the last end (the
-    largest ending frame, the summed stall). ``context.evidence_of`` merges touching intervals
-    into the same ranges from a run as from its members (the runs' ends are the members' largest
-    end), and a transfer's labelled time is a few hundred runs instead of an interval per data
-    segment.
-    """
-    o_flow, o_t0, o_t1, o_factor, o_frame0, o_frame1, o_stall = out
-    if not merge:
-        for r in range(lo, hi):
-            f = o_factor[r]
-            if f >= 0:
-                seconds[f] += o_t1[r] - o_t0[r]
-                counts[f] += 1
-        return hi - lo
-    # One pass: row r is read before anything is written to it (runs are written at w <= r).
-    w = lo  # next free row; rows lo:w are the runs so far
-    open_run = False  # whether row w - 1 is a run the next interval may extend
-    for r in range(lo, hi):
-        f, t0, t1 = o_factor[r], o_t0[r], o_t1[r]
-        if f >= 0:
-            seconds[f] += t1 - t0
-            counts[f] += 1
-        mergeable = t1 >= t0
-        if open_run and mergeable and f == o_factor[w - 1] and t0 == o_t1[w - 1]:
-            o_t1[w - 1] = t1
-            o_frame1[w - 1] = max(o_frame1[w - 1], o_frame1[r])
-            o_stall[w - 1] += o_stall[r]
-            continue
-        if w != r:
-            o_flow[w], o_t0[w], o_t1[w], o_factor[w] = o_flow[r], t0, t1, f
-            o_frame0[w], o_frame1[w], o_stall[w] = o_frame0[r], o_frame1[r], o_stall[r]
-        w += 1
-        open_run = mergeable
-    return w - lo
-
-
 @numba.njit(cache=True, parallel=True)
 def label_flows(  # type: ignore[no-untyped-def]
     chosen, bound, parts, origin, seg, resent, rtt, rtt_bounds, zw, zw_order, zw_bounds, flows,
@@ -325,9 +347,8 @@ def label_flows(  # type: ignore[no-untyped-def]
     """Label every chosen connection (flow rows, ascending) at once, in parallel across
     connections (``parts``: the connection boundaries of the parts the threads share out, see
     ``tcp.grouping.equal_work_parts``): each labels its intervals (at most ``bound[c + 1] -
-    bound[c]``), adds them up
-    per factor, (``merge``) merges their runs (``_summarise``) and writes what it keeps from
-    row ``bound[c]`` on; then the blocks are packed.
+    bound[c]``), adds them up per factor and writes them, (``merge``) each run as one (``_put``),
+    after the previous connection of its part; then the blocks are packed.
     Returns the intervals (``timeline.Intervals``' columns), where each connection's begin, and
     per connection and factor the labelled seconds and the number of intervals. ``flows`` =
     (id, start_ns, syn_ns, handshake_ack_ns, first_frame, handshake_syn_rtt_ns,
@@ -341,10 +362,15 @@ def label_flows(  # type: ignore[no-untyped-def]
         np.empty(total, np.int64), np.empty(total, np.int64), np.empty(total),
     )  # fmt: skip
     written = np.zeros(chosen.size, np.int64)
+    first_row = np.zeros(chosen.size, np.int64)
     seconds = np.zeros((chosen.size, n_factors))
     counts = np.zeros((chosen.size, n_factors), np.int64)
-    # Each part's connections on one thread (parts: about the same number of rows each)
+    # Each part's connections on one thread (parts: about the same number of rows each), each
+    # connection's rows right after the previous one's: a connection writes at most its bound's
+    # rows, so a part stays within its connections' bounds, and the rows it writes (its runs)
+    # lie together (at bound[c], each connection touched fresh pages of its own)
     for p in numba.prange(parts.size - 1):
+        row = bound[parts[p]]
         for c in range(parts[p], parts[p + 1]):
             f = chosen[c]
             rows = zw_order[zw_bounds[f] : zw_bounds[f + 1]]
@@ -368,27 +394,11 @@ def label_flows(  # type: ignore[no-untyped-def]
             syn_s = (syn_ns[f] - origin) / 1e9 if syn_ns[f] >= 0 else np.nan
             est_s = (est_ns[f] - origin) / 1e9 if est_ns[f] >= 0 else np.nan
             first = np.int64(first_frame[f])
-            # The connection's intervals go to memory of its own, which the allocator hands out
-            # again to the next connection (warm), and only its runs to ``out``: writing every
-            # interval there touched ~45 B of fresh pages per labelled segment.
-            size = bound[c + 1] - bound[c]
-            own = (
-                np.empty(size, np.int64), np.empty(size), np.empty(size), np.empty(size, np.int8),
-                np.empty(size, np.int64), np.empty(size, np.int64), np.empty(size),
-            )  # fmt: skip
-            end = label_connection(tx0, tx1, fid[f], (start_ns[f] - origin) / 1e9, syn_s, est_s, hs,
-                                   first, first, codes, own, 0)  # fmt: skip
-            kept = _summarise(own, 0, end, seconds[c], counts[c], merge)
-            for i in range(kept):
-                j = bound[c] + i
-                out[0][j], out[1][j], out[2][j], out[3][j] = (
-                    own[0][i],
-                    own[1][i],
-                    own[2][i],
-                    own[3][i],
-                )
-                out[4][j], out[5][j], out[6][j] = own[4][i], own[5][i], own[6][i]
-            written[c] = kept
+            end = _label_connection(tx0, tx1, fid[f], (start_ns[f] - origin) / 1e9, syn_s, est_s,
+                                    hs, first, first, codes, out, row, seconds[c], counts[c],
+                                    merge)  # fmt: skip
+            first_row[c], written[c] = row, end - row
+            row = end
     # Close the gaps between the connections' blocks.
     starts = np.zeros(chosen.size + 1, np.int64)
     for c in range(chosen.size):
@@ -399,7 +409,7 @@ def label_flows(  # type: ignore[no-untyped-def]
         np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n),
     )  # fmt: skip
     for c in numba.prange(chosen.size):
-        src, dst = bound[c], starts[c]
+        src, dst = first_row[c], starts[c]
         for i in range(written[c]):
             packed[0][dst + i], packed[1][dst + i] = out[0][src + i], out[1][src + i]
             packed[2][dst + i], packed[3][dst + i] = out[2][src + i], out[3][src + i]

@@ -263,7 +263,7 @@ def factor_shares(conn: Connection, spans: Intervals) -> dict[Factor, float]:
 class LabelledTime:
     """The labelled time of the labelled connections, in the sizes the rules use: per
     connection and factor the seconds and the number of intervals; all intervals with each run
-    merged into one (enough for evidence ranges: ``flow_labels._summarise``); and one
+    merged into one (enough for evidence ranges: ``flow_labels._put``); and one
     connection's own intervals, labelled again when a rule first asks for them (the rules look
     at a few connections: the worst of each factor)."""
 
