@@ -148,8 +148,7 @@ LAYOUT: tuple[tuple[str, type], ...] = (
     ("tcp_window", np.uint16),
     ("tcp_hdr_len", np.uint8),
     ("tcp_payload_len16", np.uint16),
-    ("sack_count", np.uint8),
-    ("has_ts", np.bool_),
+    ("tcp_options", np.uint8),
     ("ts_val", np.uint32),
     ("ts_ecr", np.uint32),
 )

@@ -15,7 +15,18 @@ from tcplens.capture.compiled import byte, inline_kernel, parallel_kernel, read_
 from tcplens.capture.headers import decode_row, ethernet_ipv4_tcp
 from tcplens.capture.link import LINKTYPE_ETHERNET
 from tcplens.capture.pcap import record_header as pcap_record_header
-from tcplens.capture.table import I8, I32, I64, LONG_LENGTH, MAX_SACK_BLOCKS, U8, U16, U32, B
+from tcplens.capture.table import (
+    I8,
+    I32,
+    I64,
+    LONG_LENGTH,
+    MAX_SACK_BLOCKS,
+    OPTION_TIMESTAMPS,
+    U8,
+    U16,
+    U32,
+    B,
+)
 
 TCPOPT_EOL = 0
 TCPOPT_NOP = 1
@@ -31,7 +42,7 @@ ALIGNED_SACK = 0x010105  # NOP, NOP, kind 5 (then the length)
 @inline_kernel
 def _tcp_options(
     buf: U8, pos: int, stop: int, i: np.uint64, row: int, hw: int, sw: int,
-    sack_count: U8, has_ts: B, ts_val: U32, ts_ecr: U32,
+    tcp_options: U8, ts_val: U32, ts_ecr: U32,
     hs_row: U32, hs_mss: I32, hs_wscale: I8, hs_sack_perm: B,
     block_row: U32, block_left: U32, block_right: U32,
 ) -> tuple[int, int]:  # fmt: skip
@@ -69,9 +80,9 @@ def _tcp_options(
                 block_row[sw + j] = row
                 block_left[sw + j] = read_u32(buf, pos + 2 + 8 * j, True)
                 block_right[sw + j] = read_u32(buf, pos + 6 + 8 * j, True)
-            sack_count[i] = count
+            tcp_options[i] = (tcp_options[i] & OPTION_TIMESTAMPS) | count
         elif kind == TCPOPT_TIMESTAMP and length == 10:
-            has_ts[i] = True
+            tcp_options[i] |= OPTION_TIMESTAMPS
             ts_val[i] = read_u32(buf, pos + 2, True)
             ts_ecr[i] = read_u32(buf, pos + 6, True)
         pos += length
@@ -111,8 +122,8 @@ def decode_packets(
     link_type: U16, status: U8, ip_version: U8, src_id: U32, dst_id: U32, ip_proto: U8,
     caplen16: U16, origlen16: U16,
     src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16,
-    tcp_window: U16, tcp_hdr_len: U8, tcp_payload_len16: U16, sack_count: U8,
-    has_ts: B, ts_val: U32, ts_ecr: U32, ts_bounds: I64,
+    tcp_window: U16, tcp_hdr_len: U8, tcp_payload_len16: U16, tcp_options: U8,
+    ts_val: U32, ts_ecr: U32, ts_bounds: I64,
     dns_count: I64, dns_row: I64, dns_payload: I64, dns_end: I64,
     address_slots: I64, address_keys: U64, miss_count: I64, miss_row: I64, miss_key: U64,
     hs_fill: int, hs_row: U32, hs_mss: I32, hs_wscale: I8, hs_sack_perm: B,
@@ -216,7 +227,7 @@ def decode_packets(
                 lw += 1
             if stop - options >= 12 and read_u32(buf, options, True) == ALIGNED_TIMESTAMPS:
                 # what Linux and most stacks send (RFC 7323 Appendix A): NOP, NOP, timestamps
-                has_ts[u] = True
+                tcp_options[u] = OPTION_TIMESTAMPS  # the first option written
                 ts_val[u] = read_u32(buf, options + 4, True)
                 ts_ecr[u] = read_u32(buf, options + 8, True)
                 options += 12
@@ -232,12 +243,12 @@ def decode_packets(
                     block_row[e] = first_row + i
                     block_left[e] = read_u32(buf, options + 4 + 8 * j, True)
                     block_right[e] = read_u32(buf, options + 8 + 8 * j, True)
-                sack_count[u] = count
+                tcp_options[u] |= count
                 sw += count
                 options = stop
             if options < stop:
                 hw, sw = _tcp_options(
-                    buf, options, stop, u, first_row + i, hw, sw, sack_count, has_ts, ts_val,
+                    buf, options, stop, u, first_row + i, hw, sw, tcp_options, ts_val,
                     ts_ecr, hs_row, hs_mss, hs_wscale, hs_sack_perm,
                     block_row, block_left, block_right,
                 )  # fmt: skip

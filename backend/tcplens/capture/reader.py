@@ -323,7 +323,7 @@ class _Reading:
                 c["src_id"], c["dst_id"], c["ip_proto"], c["caplen16"], c["origlen16"],
                 c["src_port"],
                 c["dst_port"], c["tcp_seq"], c["tcp_ack"], c["tcp_flags"], c["tcp_window"],
-                c["tcp_hdr_len"], c["tcp_payload_len16"], c["sack_count"], c["has_ts"], c["ts_val"],
+                c["tcp_hdr_len"], c["tcp_payload_len16"], c["tcp_options"], c["ts_val"],
                 c["ts_ecr"], ts_bounds, dns_count, dns[0], dns[1], dns[2], book.slots, book.keys,
                 misses, miss_row,
                 miss_key, handshake.fill, h["handshake_rows"], h["handshake_mss"],

@@ -22,6 +22,7 @@ from tcplens.capture.table import (
     MALFORMED,
     MAX_SACK_BLOCKS,
     NOT_TCP,
+    OPTION_SACK_BLOCKS,
     PARSED,
     SYN,
     UNSUPPORTED_LINK,
@@ -77,19 +78,19 @@ def find_slot(slots, keys, base, k0, k1, seed):  # type: ignore[no-untyped-def] 
 
 @parallel_kernel
 def local_conversations(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    bounds, seed, status, src, dst, src_port, dst_port, flags, sack_count,
+    bounds, seed, status, src, dst, src_port, dst_port, flags, options,
     tag, keys, counts, event_row, event_tag, event_before, n_local, n_events,
 ):  # fmt: skip
     for p in numba.prange(bounds.shape[0] - 1):
         n_local[p], n_events[p] = _part(
             bounds[p], bounds[p + 1], seed, status, src, dst, src_port, dst_port,
-            flags, sack_count, tag, keys, counts, event_row, event_tag, event_before,
+            flags, options, tag, keys, counts, event_row, event_tag, event_before,
         )  # fmt: skip
 
 
 @kernel
 def _part(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    lo, hi, seed, status, src, dst, src_port, dst_port, flags, sack_count,
+    lo, hi, seed, status, src, dst, src_port, dst_port, flags, options,
     tag, keys, counts, event_row, event_tag, event_before,
 ):  # fmt: skip
     """Local conversations of rows ``lo:hi`` (step 1 of the module docstring).
@@ -131,7 +132,7 @@ def _part(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 slots[s] = c
         r, w, n_event = _run(
             r, hi, lo, k0, k1, c, created, waiting[c], n_event, status, src, dst,
-            src_port, dst_port, flags, sack_count, tag, counts, event_row, event_tag, event_before,
+            src_port, dst_port, flags, options, tag, counts, event_row, event_tag, event_before,
         )  # fmt: skip
         waiting[c] = w
 
@@ -159,7 +160,7 @@ def _key(r, src, dst, src_port, dst_port):  # type: ignore[no-untyped-def]  # pr
 @kernel
 def _run(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     r, hi, lo, k0, k1, c, created, waiting, n_event, status, src, dst, src_port, dst_port,
-    flags, sack_count, tag, counts, event_row, event_tag, event_before,
+    flags, options, tag, counts, event_row, event_tag, event_before,
 ):  # fmt: skip
     """Rows from ``r`` on while they belong to local conversation ``c`` (key ``k0, k1``).
 
@@ -176,7 +177,7 @@ def _run(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     while r < hi:
         if run >= RUN_BEFORE_BLOCKS and w == 0 and not created and r + BLOCK <= hi:
             whole, b1, b_s0, b_s1 = _block(
-                r, k0, k1, 2 * c, status, src, dst, src_port, dst_port, flags, sack_count, tag
+                r, k0, k1, 2 * c, status, src, dst, src_port, dst_port, flags, options, tag
             )
             if whole:
                 n0 += BLOCK - b1
@@ -209,7 +210,9 @@ def _run(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 w |= 1 << d  # a pure SYN may start an instance
             created = False
         # branch-free: directions and SACKs alternate unpredictably
-        blocks = np.int64(min(sack_count[r], MAX_SACK_BLOCKS)) * np.int64((f & ACK) != 0)
+        blocks = np.int64(min(options[r] & OPTION_SACK_BLOCKS, MAX_SACK_BLOCKS)) * np.int64(
+            (f & ACK) != 0
+        )
         n0 += 1 - d
         n1 += d
         s0 += blocks * (1 - d)
@@ -221,7 +224,7 @@ def _run(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
 
 
 @kernel
-def _block(r, k0, k1, t0, status, src, dst, src_port, dst_port, flags, sack_count, tag):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _block(r, k0, k1, t0, status, src, dst, src_port, dst_port, flags, options, tag):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Rows ``r : r + BLOCK`` at once, if they are all TCP packets of conversation ``(k0, k1)``
     without SYN: then nothing but the counts changes (the caller checks that no base is left
     to fix) and this returns True, the packets of direction 1 and the SACK blocks of each
@@ -242,7 +245,9 @@ def _block(r, k0, k1, t0, status, src, dst, src_port, dst_port, flags, sack_coun
         f = flags[i]
         bad |= (min(a, b) ^ k0) | (max(a, b) ^ k1)
         bad |= np.uint64((status[i] & _TCP_MASK) ^ PARSED) | np.uint64(f & SYN)
-        blocks = np.int64(min(sack_count[i], MAX_SACK_BLOCKS)) * np.int64((f & ACK) != 0)
+        blocks = np.int64(min(options[i] & OPTION_SACK_BLOCKS, MAX_SACK_BLOCKS)) * np.int64(
+            (f & ACK) != 0
+        )
         n1 += d
         s0 += blocks * (1 - d)
         s1 += blocks * d

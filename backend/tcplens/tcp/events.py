@@ -16,7 +16,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from tcplens.capture.table import LONG_LENGTH
+from tcplens.capture.table import LONG_LENGTH, OPTION_SACK_BLOCKS, OPTION_TIMESTAMPS
 from tcplens.tcp.compiled import parallel_kernel
 from tcplens.tcp.expert import advance_sequence, bytes_in_flight, expert_events
 from tcplens.tcp.handshake import follow_handshake
@@ -87,11 +87,10 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     hs_wscale,
     hs_mss,
     hs_sack_perm,
-    opt_sack_count,
     block_row,
     block_left,
     block_right,
-    opt_has_ts,
+    opt_options,
     seg,
     out_sack_left,
     out_sack_right,
@@ -213,7 +212,8 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 if ln == LONG_LENGTH:  # a TSO/GRO frame's payload, in full from its entry
                     ln = np.int64(long_len[np.searchsorted(long_rows, ur)])
                 w = np.int64(tcp_window[ur])
-                sack_count = min(opt_sack_count[ur], 4)
+                options = opt_options[ur]  # the SACK blocks and the timestamps bit
+                sack_count = min(options & OPTION_SACK_BLOCKS, 4)
                 out_frame[u] = r + 1
                 out_time[u] = t
                 out_flags[u] = fl
@@ -378,7 +378,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     st[o + SYN_NS] = t
                     st[o + HAS_SYN] = 1
                 fr |= np.int64(fl & 0x01) | (np.int64(fl & 0x04) >> 1)  # FIN: bit 0, RST: bit 1
-                if opt_has_ts[ur]:
+                if options & OPTION_TIMESTAMPS:
                     st[o + HAS_TS] = 1
                 if prev_i < 0:
                     lo_t = t

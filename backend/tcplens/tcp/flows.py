@@ -110,7 +110,7 @@ def assign_flows(packets: PacketTable, scratch: I32 | None = None) -> FlowAssign
         packets.src_port,
         packets.dst_port,
         packets.tcp_flags,
-        packets.sack_count,
+        packets.tcp_options,
         tag,
         keys,
         counts,

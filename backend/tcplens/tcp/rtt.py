@@ -71,7 +71,7 @@ def rtt_samples(
         seg.offsets,
         seg.time_ns,
         seg.frame,
-        packets.has_ts,
+        packets.tcp_options,
         packets.ts_val,
         packets.ts_ecr,
         facts.rtt_ack,
@@ -152,7 +152,7 @@ def _count(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     offsets,
     time_ns,
     frame,
-    has_ts,
+    options,
     ts_val,
     ts_ecr,
     data_ack,
@@ -186,10 +186,10 @@ def _count(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             hi1 = offsets[2 * f + 2]
             # echoes by direction 0 of direction 1's TSvals, and the reverse
             m0, kept0 = timestamp_pairs(
-                lo1, hi1, lo0, lo1, frame, time_ns, has_ts, ts_val, ts_ecr, sent_work, echo_work
+                lo1, hi1, lo0, lo1, frame, time_ns, options, ts_val, ts_ecr, sent_work, echo_work
             )
             m1, kept1 = timestamp_pairs(
-                lo0, lo1, lo1, hi1, frame, time_ns, has_ts, ts_val, ts_ecr, sent_work, echo_work
+                lo0, lo1, lo1, hi1, frame, time_ns, options, ts_val, ts_ecr, sent_work, echo_work
             )
             n_timestamp[f, 0] = m0
             n_timestamp[f, 1] = m1

@@ -128,11 +128,10 @@ def build_segments(
         packets.handshake_wscale,
         packets.handshake_mss,
         packets.handshake_sack_perm,
-        packets.sack_count,
         packets.sack_block_row,
         packets.sack_block_left,
         packets.sack_block_right,
-        packets.has_ts,
+        packets.tcp_options,
         (
             seg.frame,
             seg.time_ns,

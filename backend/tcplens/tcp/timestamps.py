@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tcplens.capture.table import OPTION_TIMESTAMPS
 from tcplens.tcp.compiled import inline_kernel, kernel
 
 
@@ -27,15 +28,15 @@ def _first_values_sorted(rows, values):  # type: ignore[no-untyped-def]  # pragm
 
 @inline_kernel
 def timestamp_pairs(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    s_lo, s_hi, e_lo, e_hi, frame, time_ns, has_ts, ts_val, ts_ecr, sent_out, echo_out
+    s_lo, s_hi, e_lo, e_hi, frame, time_ns, options, ts_val, ts_ecr, sent_out, echo_out
 ):
     """RFC 7323 samples of one direction pair: the first packet of direction e echoing a TSval
     (TSecr) and the first packet of direction s that carried it.
 
-    ``has_ts``, ``ts_val``, ``ts_ecr`` are the PacketTable's columns: Segments row r is its row
-    ``frame[r] - 1``. Returns how many, and how many of them are kept (the echo not earlier
-    than the TSval: a capture's clock can step back); echo rows go to ``echo_out[e_lo:]`` in
-    row order, sent rows to ``sent_out[s_lo:]``.
+    ``options``, ``ts_val``, ``ts_ecr`` are the PacketTable's columns (``tcp_options``, ...):
+    Segments row r is its row ``frame[r] - 1``. Returns how many, and how many of them are
+    kept (the echo not earlier than the TSval: a capture's clock can step back); echo rows go to
+    ``echo_out[e_lo:]`` in row order, sent rows to ``sent_out[s_lo:]``.
     """
     # One pass over the echoes; at each newly echoed value the sender's rows are read on to its
     # first one carrying a value not below it: when both sides' values ascend (the rule), that
@@ -54,7 +55,7 @@ def timestamp_pairs(  # type: ignore[no-untyped-def]  # pragma: no cover - compi
     last = np.uint32(0)
     for r in range(np.uint64(e_lo), np.uint64(e_hi)):  # first row of each echoed value
         pk = np.uint64(frame[r]) - np.uint64(1)  # PacketTable row (unsigned: no wraparound)
-        if has_ts[pk] and ts_ecr[pk] != 0:  # (0: nothing echoed)
+        if (options[pk] & OPTION_TIMESTAMPS) != 0 and ts_ecr[pk] != 0:  # (0: nothing echoed)
             v = ts_ecr[pk]
             if ne > 0 and v < last:
                 mono = False
@@ -64,7 +65,7 @@ def timestamp_pairs(  # type: ignore[no-untyped-def]  # pragma: no cover - compi
                 last = v
                 while (not c_ok or c_val < v) and at < s_end:
                     pq = np.uint64(frame[at]) - np.uint64(1)
-                    if has_ts[pq]:
+                    if (options[pq] & OPTION_TIMESTAMPS) != 0:
                         w = ts_val[pq]
                         if c_ok and w < c_val:
                             mono = False
@@ -83,7 +84,7 @@ def timestamp_pairs(  # type: ignore[no-untyped-def]  # pragma: no cover - compi
     if mono:  # the rest of the sender's values must ascend too
         while at < s_end:
             pq = np.uint64(frame[at]) - np.uint64(1)
-            if has_ts[pq]:
+            if (options[pq] & OPTION_TIMESTAMPS) != 0:
                 w = ts_val[pq]
                 if c_ok and w < c_val:
                     mono = False
@@ -96,8 +97,8 @@ def timestamp_pairs(  # type: ignore[no-untyped-def]  # pragma: no cover - compi
     # values went backwards somewhere (a clock reset, a middlebox): sort them
     p_s = frame[s_lo:s_hi].astype(np.int64) - 1
     p_e = frame[e_lo:e_hi].astype(np.int64) - 1
-    sending = has_ts[p_s]
-    echoing = has_ts[p_e] & (ts_ecr[p_e] != 0)
+    sending = (options[p_s] & OPTION_TIMESTAMPS) != 0
+    echoing = ((options[p_e] & OPTION_TIMESTAMPS) != 0) & (ts_ecr[p_e] != 0)
     rows_s = np.arange(s_lo, s_hi)[sending]
     rows_e = np.arange(e_lo, e_hi)[echoing]
     s_rows, s_vals = _first_values_sorted(rows_s, ts_val[p_s[sending]])

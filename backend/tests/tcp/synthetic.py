@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tcplens.capture.table import ACK, LONG_LENGTH, PARSED, SYN, PacketTable
+from tcplens.capture.table import ACK, LONG_LENGTH, OPTION_TIMESTAMPS, PARSED, SYN, PacketTable
 
 CLIENT = (bytes([0] * 10 + [0xFF, 0xFF, 10, 0, 0, 1]), 40000)
 SERVER = (bytes([0] * 10 + [0xFF, 0xFF, 10, 0, 0, 2]), 80)
@@ -80,8 +80,9 @@ def table(segs: list[Seg]) -> PacketTable:
         tcp_window=col([s.window for s in segs], np.uint16),
         tcp_hdr_len=np.full(n, 32, np.uint8),
         tcp_payload_len16=col([min(s.length, LONG_LENGTH) for s in segs], np.uint16),
-        sack_count=col([len(s.sacks) for s in segs], np.uint8),
-        has_ts=col([s.ts is not None for s in segs], bool),
+        tcp_options=col(
+            [len(s.sacks) | (OPTION_TIMESTAMPS if s.ts is not None else 0) for s in segs], np.uint8
+        ),
         ts_val=col([s.ts[0] if s.ts else 0 for s in segs], np.uint32),
         ts_ecr=col([s.ts[1] if s.ts else 0 for s in segs], np.uint32),
         handshake_rows=col(handshake, np.uint32),

@@ -16,7 +16,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tcplens.capture.table import ACK, FIN, NOT_TCP, PARSED, RST, SYN, PacketTable
+from tcplens.capture.table import (
+    ACK,
+    FIN,
+    NOT_TCP,
+    OPTION_TIMESTAMPS,
+    PARSED,
+    RST,
+    SYN,
+    PacketTable,
+)
 from tcplens.tcp import flows
 from tcplens.tcp.flows import assign_flows
 from tests.tcp.synthetic import Seg, table
@@ -84,7 +93,8 @@ def _serial(p: PacketTable) -> dict[str, list[Any]]:
     # Segments order: by flow, then direction; stable, so capture order within each (the rows
     # in this order and the offsets say each packet's direction)
     order = sorted(range(len(rows)), key=lambda i: (flow_of[i], direction[i]))
-    blocks = [min(int(p.sack_count[r]), 4) if p.tcp_flags[r] & ACK else 0 for r in rows]
+    sack_count = p.sack_count  # (a property: built on each call)
+    blocks = [min(int(sack_count[r]), 4) if p.tcp_flags[r] & ACK else 0 for r in rows]
     per = np.zeros((len(first), 2), np.int64)
     per_sack = np.zeros((len(first), 2), np.int64)
     for i, fl in enumerate(flow_of):
@@ -126,7 +136,8 @@ def _random_capture(rng: np.random.Generator, n: int) -> PacketTable:
         tcp_flags=np.array(FLAGS, np.uint16)[pick(0, len(FLAGS), n)],
         tcp_seq=pick(0, 3, n).astype(np.uint32),
         tcp_ack=pick(0, 3, n).astype(np.uint32),
-        sack_count=pick(0, 5, n).astype(np.uint8),
+        # SACK blocks, and the timestamps bit beside them in the same byte
+        tcp_options=(pick(0, 5, n) | pick(0, 2, n) * OPTION_TIMESTAMPS).astype(np.uint8),
     )
 
 
@@ -180,7 +191,7 @@ def _long_runs(rng: np.random.Generator, n: int) -> PacketTable:
         tcp_flags=flags.astype(np.uint16),
         tcp_seq=pick(0, 1000, n).astype(np.uint32),
         tcp_ack=pick(0, 1000, n).astype(np.uint32),
-        sack_count=pick(0, 6, n).astype(np.uint8),
+        tcp_options=(pick(0, 6, n) | pick(0, 2, n) * OPTION_TIMESTAMPS).astype(np.uint8),
     )
 
 
