@@ -15,6 +15,7 @@ from typing import BinaryIO
 import numpy as np
 
 from tcplens.capture.addresses import AddressBook, resolve_misses
+from tcplens.capture.ahead import MappedAhead
 from tcplens.capture.buffers import MAX_HELD, CaptureBuffer, MappedBuffer
 from tcplens.capture.columns import (
     DecodeScratch,
@@ -65,7 +66,7 @@ DECODE_CHUNK = 1 << 17  # rows decoded per call: ~13 MiB of a bulk capture, ~1 m
 
 
 def read_capture(
-    source: str | os.PathLike[str] | BinaryIO,
+    source: str | os.PathLike[str] | BinaryIO | MappedAhead,
     *,
     max_bytes: int | None = DEFAULT_MAX_BYTES,
     progress: ProgressCallback | None = None,

@@ -37,8 +37,13 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_INTERNAL
     methods = None
     one_shot = getattr(args, "one_shot", False)  # the process exits after this command
+    source = args.capture
     if one_shot:
+        from tcplens.capture.ahead import MappedAhead
         from tcplens.commands.cached_dataclasses import compile_dataclass_methods_once
+
+        # the file's pages mapped in on the idle core while the imports below run on this one
+        source = MappedAhead.start(args.capture) or args.capture
 
         methods = compile_dataclass_methods_once()  # before the analysis defines its classes
     from tcplens.capture import read_capture
@@ -50,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     reuse_freed_memory()
     load_cached_kernels_quickly(one_process=True)
     try:
-        capture = read_capture(args.capture)
+        capture = read_capture(source)
     except CaptureError as error:
         print(f"tcplens: {args.capture}: {error}", file=sys.stderr)
         return EXIT_UNREADABLE
