@@ -10,15 +10,19 @@ import subprocess
 import sys
 import textwrap
 
-RELEASE = """
+# the start of both scripts: the process's resident size as the kernel counts it
+PRELUDE = """
 import os
-import numpy as np
-from tcplens.capture.memory import anonymous_memory, mapped_regions
-from tcplens.heap import release_memory_before_exit, reuse_freed_memory
 
 def resident_mib():
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+"""
+
+RELEASE = """
+import numpy as np
+from tcplens.capture.memory import anonymous_memory, mapped_regions
+from tcplens.heap import release_memory_before_exit, reuse_freed_memory
 
 reuse_freed_memory()  # as tcplens analyze: glibc keeps what the analysis frees
 arena = anonymous_memory(96 << 20, populate=True)
@@ -42,12 +46,7 @@ print("small")
 
 
 def test_a_finished_run_hands_its_memory_back_before_exiting() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(RELEASE)],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["released", "small"]
+    assert _printed(RELEASE) == ["released", "small"]
 
 
 def test_the_regions_are_dropped_in_two_halves_of_about_the_same_size() -> None:
@@ -63,15 +62,10 @@ def test_the_regions_are_dropped_in_two_halves_of_about_the_same_size() -> None:
 
 
 KEPT = """
-import os
 from dataclasses import dataclass
 import numpy as np
 from tcplens.capture.memory import anonymous_memory
 from tcplens.heap import heap_pages, release_memory_before_exit, reuse_freed_memory
-
-def resident_mib():
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 @dataclass(frozen=True)
 class Columns:
@@ -106,9 +100,14 @@ print("kept")
 
 
 def test_the_heap_pages_of_a_kept_result_are_released_too() -> None:
+    assert _printed(KEPT) == ["kept"]
+
+
+def _printed(script: str) -> list[str]:
+    """What ``script`` (after the prelude) prints, run in a fresh interpreter; it must succeed."""
     done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(KEPT)],
+        [sys.executable, "-c", textwrap.dedent(PRELUDE) + textwrap.dedent(script)],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["kept"]
+    return done.stdout.split()
