@@ -10,8 +10,9 @@ arithmetic as the vectorised formulation it replaced (same operations, same orde
 
 A compiled kernel freezes the globals it reads, and numba's cache does not notice when another
 module changes them: codes defined elsewhere (factor indices, TCP flag and event bits, RTT sample
-kinds) are passed in as arguments, and the thresholds live here, in a kernel file the cache
-guard (``search.py``) watches.
+kinds) are passed in as arguments, and the thresholds live in ``thresholds.py``, a file the
+cache guard (``search.py``) watches. The round-trip estimate is ``rtt_estimate.py``, the Nagle
+test ``nagle.py``.
 """
 
 from __future__ import annotations
@@ -19,35 +20,26 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from tcplens.diagnosis.nagle import _may_be_nagle, _nagle_at
+from tcplens.diagnosis.rtt_estimate import _rtt_at, _rtt_part
 from tcplens.diagnosis.search import (
-    _ascending,
     _is_sorted,
-    interp,
     search_ascending,
     search_one,
     search_shifted,
     searched_unsorted,
 )
-
-# A round trip counts as inflated by queueing when it exceeds the smallest one by a quarter, and by
-# at least 2 ms (timer and scheduling noise of the hosts). A 60 ms queue on a 30 ms path is +200%;
-# 1% random loss without a queue stays within +15%.
-QUEUE_INFLATION = 0.25
-QUEUE_INFLATION_FLOOR_S = 0.002
-# Drops at a full queue rarer than one per this many round trips are TCP probing a full path.
-RARE_LOSS_RTTS = 20.0
-# A receiver whose application keeps up advertises its whole buffer on every ACK (the window
-# only moves by rounding to the window scale); one whose window is below 3/4 of the largest it
-# offered holds unread data. slow_reader_get_10ms_v6 (reads every 40 ms) offers 57-64 % of its
-# largest window after each read; rcvbuf_locked_download stays at 100 %.
-UNREAD_WINDOW = 0.75
-# Linux delays an ACK at least 40 ms (TCP_DELACK_MIN), Windows 200 ms, macOS 100 ms: a stall of
-# 25 ms beyond the round trip is a delayed ACK and not jitter.
-DELAYED_ACK_MIN_S = 0.025
-# An application-level acknowledgement ("ACK!", a 4-byte sequence number) is this small; the
-# smallest HTTP/1.1 response ("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n") is 38 bytes.
-APP_ACK_MAX_BYTES = 32
-BIG = np.iinfo(np.int64).max // 4  # a right edge that is no limit (unknown window)
+from tcplens.diagnosis.thresholds import (
+    APP_ACK_MAX_BYTES,
+    BIG,
+    QUEUE_INFLATION,
+    QUEUE_INFLATION_FLOOR_S,
+    RARE_LOSS_RTTS,
+    UNREAD_WINDOW,
+    idle_after,
+    pause_after,
+    think_after,
+)
 
 # Indices of ``codes`` (factor indices as in finding.FACTORS, -1 for idle).
 C_BANDWIDTH, C_SLOW_START, C_LOSS, C_SENDER_BUFFER = 0, 1, 2, 3
@@ -55,156 +47,9 @@ C_LATENCY, C_APPLICATION, C_RECEIVER_WINDOW, C_RECEIVER_APP = 4, 5, 6, 7
 C_NAGLE, C_SETUP = 8, 9
 N_CODES = 10
 
-
-def pause_after(rtt_s: float) -> float:
-    """A gap between two segments longer than this is a pause, not back-to-back sending."""
-    return max(0.001, 0.1 * rtt_s)
-
-
-def idle_after(rtt_s: float) -> float:
-    """A pause with nothing outstanding longer than this is idle time, not an application turn."""
-    return max(0.5, 4.0 * rtt_s)
-
-
-def think_after(rtt_s: float) -> float:
-    """A sender answering later than this after the request arrived was busy (thinking)."""
-    return max(0.02, 0.5 * rtt_s)
-
-
 _pause_after = numba.njit(cache=True)(pause_after)
 _idle_after = numba.njit(cache=True)(idle_after)
 _think_after = numba.njit(cache=True)(think_after)
-
-
-@numba.njit(cache=True)
-def _smoothed(vs):  # type: ignore[no-untyped-def]
-    """A part's samples as ``rtt_at`` interpolates them: the 3-sample running minimum (empty
-    below three samples)."""
-    smooth = np.empty(max(vs.size - 2, 0))
-    for i in range(smooth.size):
-        a = min(vs[i], vs[i + 1])
-        smooth[i] = min(a, vs[i + 2])
-    return smooth
-
-
-@numba.njit(cache=True)
-def _rtt_part(ts, vs):  # type: ignore[no-untyped-def]
-    """A part's samples as ``rtt_at`` interpolates them: times, values, their 3-sample running
-    minimum (``_smoothed``) and whether the interpolation's times ascend (``interp``'s walk).
-    Made once per transfer: the labelling asks three times."""
-    return ts, vs, _smoothed(vs), _ascending(ts[1:-1])
-
-
-@numba.njit(cache=True)
-def _add_rtt_part(out, query, query_sorted, samples, default):  # type: ignore[no-untyped-def]
-    ts, vs, smooth, ascending = samples
-    if vs.size >= 3:
-        part = interp(query, ts[1:-1], smooth, query_sorted and ascending)
-        for i in range(out.size):
-            out[i] += part[i]
-    elif vs.size:
-        low = vs.min()
-        for i in range(out.size):
-            out[i] += low
-    else:
-        d = max(default, 0.0)
-        for i in range(out.size):
-            out[i] += d
-
-
-@numba.njit(cache=True)
-def rtt_at(query, rtt_t, rtt_s, echo_t, echo_s, lag, base_rtt):  # type: ignore[no-untyped-def]
-    """Round-trip estimate at each query time: data->ACK part plus the part through the sender.
-
-    Each part is interpolated from its samples; a 3-sample running minimum takes out isolated
-    delayed ACKs (a receiver may hold an ACK 40-200 ms), which are not queueing.
-    """
-    return _rtt_at(query, _is_sorted(query), _rtt_part(rtt_t, rtt_s), _rtt_part(echo_t, echo_s),
-                   lag, base_rtt)  # fmt: skip
-
-
-@numba.njit(cache=True)
-def _rtt_at(query, query_sorted, rtt, echo, lag, base_rtt):  # type: ignore[no-untyped-def]
-    """``rtt_at`` with the parts' samples already prepared (``_rtt_part``) and the queries'
-    order known."""
-    out = np.zeros(query.size)
-    _add_rtt_part(out, query, query_sorted, rtt, base_rtt - lag)
-    _add_rtt_part(out, query, query_sorted, echo, lag)
-    return out
-
-
-@numba.njit(cache=True, inline="always")
-def _nagle_at(  # type: ignore[no-untyped-def]
-    i, t, seq, seq_end, retrans, ack_t, ack_cum, edge_cum, ack_payload, lag, mss, high_i, q_i,
-    far_side, tolerance,
-):  # fmt: skip
-    """``nagle_stalls``' answer for interval i: (stall, delay beyond the round trip). Its ACK is
-    ``q_i``, the first ACK covering ``high_i``, the highest byte sent up to segment i; needs at
-    least one ACK. (No branch inside: an inlined function's arrays are reference-counted
-    unless its body is one block.)"""
-    m = ack_t.size
-    j = min(q_i, m - 1)
-    delay = (ack_t[j] - t[i]) - far_side
-    follow = t[i + 1] - (ack_t[j] + lag)
-    edge_before = edge_cum[j - 1] if j > 0 else BIG
-    s = (
-        ((seq_end[i] - seq[i]) < mss)
-        & (ack_cum[j] >= high_i)
-        & (ack_payload[j] <= 0)
-        & (delay >= DELAYED_ACK_MIN_S)
-        & (follow >= -tolerance)
-        & (follow <= tolerance)
-        & (not retrans[i + 1])
-        & (seq_end[i + 1] <= edge_before)
-    )
-    return s, (delay if s else 0.0)
-
-
-@numba.njit(cache=True, inline="always")
-def _may_be_nagle(i, t, ack_t, lag, q_i, tolerance):  # type: ignore[no-untyped-def]
-    """Whether segment i+1 followed the ACK of interval i at once (``_nagle_at``'s test that
-    fails for nearly every interval of a bulk transfer, where the next segment leaves long
-    before that ACK): the others need only be made where it holds."""
-    follow = t[i + 1] - (ack_t[min(q_i, ack_t.size - 1)] + lag)
-    return (follow >= -tolerance) & (follow <= tolerance)
-
-
-@numba.njit(cache=True)
-def nagle_stalls(  # type: ignore[no-untyped-def]
-    t, seq, seq_end, retrans, ack_t, ack_cum, edge_cum, ack_payload, lag, mss, base_rtt
-):
-    """Intervals where Nagle's algorithm (RFC 896, RFC 1122 §4.2.3.4) waited for a delayed ACK,
-    and the delay beyond the round trip.
-
-    Interval i qualifies when segment i was smaller than a full segment, its ACK (a pure ACK: a
-    response would make it a request/response turn) arrived at least ``DELAYED_ACK_MIN_S`` later
-    than the round trip explains, and segment i+1 followed that ACK at once — and fitted in the
-    window offered before that ACK: an ACK that opened the window (a slow reader's window update)
-    means the window held it, not Nagle. ``ack_cum`` and ``edge_cum`` are the running maxima of
-    the ACKs and of their right edges.
-    """
-    n = t.size
-    k = max(n - 1, 0)
-    stall = np.zeros(k, np.bool_)
-    delay_out = np.zeros(k)
-    m = ack_t.size
-    if n < 2 or m == 0:
-        return stall, delay_out
-    high = np.empty(k, np.int64)
-    run = seq_end[0]
-    for i in range(k):
-        run = max(run, seq_end[i])
-        high[i] = run
-    q = search_ascending(ack_cum, True, high, False)  # (both running maxima)
-    far_side = max(base_rtt - lag, 0.0)  # capture point -> receiver -> capture point
-    tolerance = max(0.002, 0.1 * base_rtt)
-    for i in range(k):
-        if _may_be_nagle(i, t, ack_t, lag, q[i], tolerance):
-            stall[i], delay_out[i] = _nagle_at(
-            i, t, seq, seq_end, retrans, ack_t, ack_cum, edge_cum, ack_payload, lag, mss,
-            high[i], q[i], far_side, tolerance,
-        )  # fmt: skip
-    return stall, delay_out
 
 
 @numba.njit(cache=True)

@@ -17,7 +17,9 @@ import numpy as np
 from tcplens.capture.compiled import drop_stale_kernel_cache
 
 # The diagnosis kernels call each other across these files (this one is imported first).
-drop_stale_kernel_cache(__file__, ("search", "labelling", "flow_labels"))
+drop_stale_kernel_cache(
+    __file__, ("search", "thresholds", "rtt_estimate", "nagle", "labelling", "flow_labels")
+)
 
 
 @numba.njit(cache=True, inline="always")

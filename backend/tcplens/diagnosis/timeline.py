@@ -54,9 +54,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from tcplens.diagnosis import flow_labels, labelling
+from tcplens.diagnosis import flow_labels, labelling, nagle, rtt_estimate
 from tcplens.diagnosis.finding import FACTOR_INDEX, FACTORS, Factor
-from tcplens.diagnosis.labelling import UNREAD_WINDOW, idle_after, pause_after, think_after
+from tcplens.diagnosis.thresholds import BIG, UNREAD_WINDOW, idle_after, pause_after, think_after
 from tcplens.diagnosis.transfer import F64, I64, B, Connection, Transfer
 
 __all__ = [
@@ -207,8 +207,8 @@ def label_connection(conn: Connection) -> Intervals:
 
 
 def rtt_at(tr: Transfer, query: F64, base_rtt: float) -> F64:
-    """Round-trip estimate at each query time (``labelling.rtt_at``)."""
-    out: F64 = labelling.rtt_at(
+    """Round-trip estimate at each query time (``rtt_estimate.rtt_at``)."""
+    out: F64 = rtt_estimate.rtt_at(
         np.asarray(query, np.float64), tr.rtt_t, tr.rtt_s, tr.echo_t, tr.echo_s,
         float(tr.lag_s), float(base_rtt),
     )  # fmt: skip
@@ -217,10 +217,10 @@ def rtt_at(tr: Transfer, query: F64, base_rtt: float) -> F64:
 
 def nagle_stalls(tr: Transfer, base_rtt: float) -> tuple[B, F64]:
     """Intervals where Nagle's algorithm waited for a delayed ACK, and the delay beyond the
-    round trip (``labelling.nagle_stalls``)."""
+    round trip (``nagle.nagle_stalls``)."""
     known = tr.window >= 0
-    edge = np.where(known, tr.ack + np.maximum(tr.window, 0), labelling.BIG)
-    stall, delay = labelling.nagle_stalls(
+    edge = np.where(known, tr.ack + np.maximum(tr.window, 0), BIG)
+    stall, delay = nagle.nagle_stalls(
         tr.t, tr.seq, tr.seq_end, tr.retransmission, tr.ack_t,
         np.maximum.accumulate(tr.ack) if tr.ack.size else tr.ack,
         np.maximum.accumulate(edge) if edge.size else edge.astype(np.int64),
