@@ -11,7 +11,7 @@ import numpy as np
 from tcplens.capture.addresses import U64
 from tcplens.capture.memory import anonymous_memory
 from tcplens.capture.records import DecodeChunk
-from tcplens.capture.table import DONE_AFTER_EVENTS, DONE_AFTER_FLOWS, DONE_AFTER_RTT, I64
+from tcplens.capture.table import DONE_AFTER_EVENTS, DONE_AFTER_FLOWS, I64
 
 Columns = dict[str, Any]
 
@@ -153,7 +153,7 @@ LAYOUT: tuple[tuple[str, type], ...] = (
     ("ts_ecr", np.uint32),
 )
 PER_INTERFACE = ("interface", "link_type")  # a pcap's are one value (``reader._Reading._table``)
-GROUPS = (DONE_AFTER_FLOWS, DONE_AFTER_EVENTS, DONE_AFTER_RTT)  # a block each (allocate_columns)
+GROUPS = (DONE_AFTER_FLOWS, DONE_AFTER_EVENTS)  # a block each (allocate_columns)
 
 HANDSHAKE: tuple[tuple[str, type], ...] = (
     ("handshake_rows", np.uint32),

@@ -52,17 +52,15 @@ LONG_LENGTH = 0xFFFF
 # The dense columns by the step of the TCP analysis that reads them last (``tcp.analyze``):
 # the reader maps each group as one block (``capture.columns``), so where the analysis consumes
 # the table (``PacketTable.release``) a whole block comes free at once for its next arrays.
-DONE_AFTER_FLOWS = (  # the flow assignment (the endpoints: read there, once per flow)
+# The flow assignment (the endpoints: read there, once per flow) and the timestamp pairs, found
+# right after it (``tcp.timestamps``): the per-packet pass's Segments columns take this block
+DONE_AFTER_FLOWS = (
     "interface", "link_type", "caplen16", "origlen16", "status", "ip_version", "src_id",
-    "dst_id", "ip_proto", "src_port", "dst_port", "tcp_hdr_len",
+    "dst_id", "ip_proto", "src_port", "dst_port", "tcp_hdr_len", "ts_val", "ts_ecr",
 )  # fmt: skip
-DONE_AFTER_EVENTS = (  # the per-packet state machine (``flow_events``)
-    "ts_ns", "tcp_seq", "tcp_ack", "tcp_flags", "tcp_window", "tcp_payload_len16",
+DONE_AFTER_EVENTS = (  # the per-packet state machine (``flow_events``); the RTT samples' block
+    "ts_ns", "tcp_seq", "tcp_ack", "tcp_flags", "tcp_window", "tcp_payload_len16", "tcp_options",
 )  # fmt: skip
-# the RTT samples (``rtt_samples``); the flow assignment and the per-packet pass read
-# ``tcp_options`` too: one byte a packet less in DONE_AFTER_EVENTS, the block whose pages the
-# RTT samples take, so that block stays no larger than what they need
-DONE_AFTER_RTT = ("tcp_options", "ts_val", "ts_ecr")
 
 
 class ReleasedColumnError(RuntimeError):

@@ -24,6 +24,7 @@ from tcplens.tcp.model import (
 from tcplens.tcp.path_rtt import PathRtt
 from tcplens.tcp.rtt import rtt_samples
 from tcplens.tcp.segments import FlowFacts, Handshake, build_segments
+from tcplens.tcp.timestamps import timestamp_echoes
 from tcplens.tcp.vantage import infer_vantage
 from tcplens.tcp.window import idle_gaps, zero_window_spans
 
@@ -44,9 +45,9 @@ def analyze_tcp(
     assignment and the per-packet pass each hand the columns they read last over
     (``PacketTable.release``: ``DONE_AFTER_FLOWS``, ``DONE_AFTER_EVENTS``), so that the next
     steps' arrays (Segments, RTT samples) take their pages instead of fresh ones: at 5M
-    packets the tcp phase touches 220 MiB fresh instead of 406. ``DONE_AFTER_RTT`` stays:
-    nothing after the RTT samples would reuse it, and unmapping it here cost 8 ms at 5M on
-    this one thread (a one-shot process drops it at its exit, on a second one).
+    packets the tcp phase touches 220 MiB fresh instead of 406. The timestamp pairs are found
+    right after the flow assignment (:mod:`tcplens.tcp.timestamps`), so the timestamp columns
+    go with the flow assignment's instead of staying through the per-packet pass.
     """
     if not consume:
         return _analyze(packets, start_ns, _keep)
@@ -64,24 +65,25 @@ def _analyze(
     if start_ns is None:
         start_ns = int(packets.ts_ns.min()) if len(packets) else 0
     # scratch shared by the passes (its pages are touched once for all of them): its first half
-    # holds the flow assignment's tags, then one value per TCP packet for the per-flow passes
-    # (build_segments, then rtt_samples); its second half the flow layout's rows, which
-    # build_segments turns into Segments.frame
+    # holds the flow assignment's tags, then one value per TCP packet for the per-packet pass
+    # (build_segments); its second half the flow layout's rows, which build_segments turns into
+    # Segments.frame
     scratch = empty(2 * len(packets), np.int32)
     fa = assign_flows(packets, scratch)
     ends = _Endpoints.of(packets, fa)
+    echoes = timestamp_echoes(packets, fa.layout)
     done(DONE_AFTER_FLOWS)
     work = scratch[: fa.n_packets]
     del scratch
     segments, handshake, facts = build_segments(packets, fa, work)
     done(DONE_AFTER_EVENTS)
+    del work
     clients = _Clients(fa.n_flows, fa.client_from_syn, fa.first_row)
     del fa  # its per-packet columns are no longer needed: free them before the next stages
     times = _HandshakeTimes.of(segments, handshake)
-    rtt, path = rtt_samples(
-        packets, segments, handshake, facts, (times.syn_rtt_ns, times.synack_rtt_ns), work
-    )
-    del work
+    halves = (times.syn_rtt_ns, times.synack_rtt_ns)
+    rtt, path = rtt_samples(segments, handshake, facts, echoes, halves)
+    del echoes
     flows = _flows(ends, clients, segments, handshake, facts, times, path)
     zero = zero_window_spans(segments, facts.zero_windows)
     gaps = idle_gaps(segments, flows.rtt_median_ns, facts.idle_before, facts.idle_after)

@@ -12,9 +12,10 @@
 * **handshake**: SYN → SYN/ACK and SYN/ACK → ACK separately, because their split tells where
   the capture was taken (:mod:`tcplens.tcp.vantage`).
 
-All of it is two compiled passes per flow, flows in parallel: the first finds the timestamp
-samples (:mod:`tcplens.tcp.timestamps`), counts the flow's samples and takes its path-RTT
-statistics (:mod:`tcplens.tcp.path_rtt`); the second merges the flow's samples in the order of
+The timestamp pairs are found before the per-packet pass (:mod:`tcplens.tcp.timestamps`, so
+that the table's timestamp columns die early); the rest is two compiled passes per flow, flows
+in parallel: the first counts the flow's samples and takes its path-RTT statistics
+(:mod:`tcplens.tcp.path_rtt`); the second merges the flow's samples in the order of
 the completing packet straight into their final rows, so the result is sorted by ``(flow, frame)`` without a sort and without n-sized
 temporaries (fresh memory is the analysis's main per-packet cost, issue 4).
 """
@@ -25,7 +26,6 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from tcplens.capture.table import PacketTable
 from tcplens.tcp.compiled import empty, inline_kernel, parallel_kernel
 from tcplens.tcp.model import (
     RTT_DATA_ACK,
@@ -37,43 +37,33 @@ from tcplens.tcp.model import (
 )
 from tcplens.tcp.path_rtt import RTT_CLIP_NS, PathRtt, path_rtt, scratch_size
 from tcplens.tcp.segments import FlowFacts, Handshake
-from tcplens.tcp.timestamps import timestamp_pairs
+from tcplens.tcp.timestamps import TimestampEchoes
 
-I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 
 
 def rtt_samples(
-    packets: PacketTable,
     seg: Segments,
     hs: Handshake,
     facts: FlowFacts,
+    echoes: TimestampEchoes,
     halves: tuple[I64, I64],
-    work: I32,
 ) -> tuple[RttSamples, PathRtt]:
     """All RTT samples of all flows, sorted by flow, then by the completing packet's frame,
     and each flow's path RTT.
 
-    The timestamps options are read from ``packets`` (the table ``seg`` was built from);
-    ``facts`` holds the data → ACK pairs the per-packet state machine chose; ``halves`` are
-    the handshake's SYN → SYN/ACK and SYN/ACK → ACK times per flow (-1 unknown); ``work`` is
-    an int32 array of ``len(seg)`` values this pass may overwrite.
+    ``facts`` holds the data → ACK pairs the per-packet state machine chose, ``echoes`` the
+    timestamp pairs (of the flow layout ``seg`` was built on); ``halves`` are the handshake's
+    SYN → SYN/ACK and SYN/ACK → ACK times per flow (-1 unknown).
     """
     n_flows = hs.syn.shape[0]
     stats = np.empty((n_flows, 5), np.int64)
-    n_timestamp = np.empty((n_flows, 2), np.int64)
-    # the timestamp samples' rows: the TSvals' in ``work``, the echoes' here
-    echo_work = empty(len(seg), np.int32, dense=True)
     # two passes over each flow's samples: the first counts them (and takes the path RTT), so
     # that the second writes them straight to their final rows: no n-sized temporaries
     count = _count(
         facts.chunks,
         seg.offsets,
         seg.time_ns,
-        seg.frame,
-        packets.tcp_options,
-        packets.ts_val,
-        packets.ts_ecr,
         facts.rtt_ack,
         facts.rtt_sent,
         2 * seg.offsets[0:-1:2],
@@ -83,9 +73,10 @@ def rtt_samples(
         hs.ack,
         halves[0],
         halves[1],
-        work,
-        echo_work,
-        n_timestamp,
+        echoes.first,
+        echoes.count,
+        echoes.echo,
+        echoes.sent,
         stats,
     )
     out = np.zeros(n_flows + 1, np.int64)
@@ -112,9 +103,10 @@ def rtt_samples(
         hs.syn,
         hs.synack,
         hs.ack,
-        work,
-        echo_work,
-        n_timestamp,
+        echoes.first,
+        echoes.count,
+        echoes.echo,
+        echoes.sent,
         out,
         (rtt.direction, rtt.kind, rtt.time_ns, rtt.rtt_ns, rtt.frame, rtt.sent_frame),
     )
@@ -151,10 +143,6 @@ def _count(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     chunks,
     offsets,
     time_ns,
-    frame,
-    options,
-    ts_val,
-    ts_ecr,
     data_ack,
     data_sent,
     data_region,
@@ -164,14 +152,14 @@ def _count(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     hs_ack,
     syn_rtt,
     synack_rtt,
-    sent_work,
-    echo_work,
-    n_timestamp,
+    ts_first,
+    ts_count,
+    ts_echo,
+    ts_sent,
     stats,
 ):
-    """Per flow: the timestamp samples (rows in ``sent_work``/``echo_work``, how many in
-    ``n_timestamp``), the number of samples kept (negative ones dropped: a capture's clock can
-    step back) and the path RTT (:func:`path_rtt`)."""
+    """Per flow: the number of samples kept (negative ones dropped: a capture's clock can step
+    back) and the path RTT (:func:`path_rtt`)."""
     count = np.zeros(syn.shape[0], np.int64)
     for c in numba.prange(chunks.shape[0] - 1):
         h_ack = np.empty(2, np.int64)  # per chunk: see _handshake_samples
@@ -181,19 +169,12 @@ def _count(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         values = np.empty(0, np.int64)
         scratch = np.empty(0, np.int64)  # path_rtt's (the largest flow's so far, reused)
         for f in range(chunks[c], chunks[c + 1]):
-            lo0 = offsets[2 * f]
             lo1 = offsets[2 * f + 1]
-            hi1 = offsets[2 * f + 2]
-            # echoes by direction 0 of direction 1's TSvals, and the reverse
-            m0, kept0 = timestamp_pairs(
-                lo1, hi1, lo0, lo1, frame, time_ns, options, ts_val, ts_ecr, sent_work, echo_work
-            )
-            m1, kept1 = timestamp_pairs(
-                lo0, lo1, lo1, hi1, frame, time_ns, options, ts_val, ts_ecr, sent_work, echo_work
-            )
-            n_timestamp[f, 0] = m0
-            n_timestamp[f, 1] = m1
-            kept = kept0 + kept1
+            kept = 0
+            t0 = ts_first[f]
+            for p in range(t0, t0 + ts_count[f, 0] + ts_count[f, 1]):
+                # unsigned indices: no negative-index wraparound
+                kept += time_ns[np.uint64(ts_echo[p])] >= time_ns[np.uint64(ts_sent[p])]
             nh = _handshake_samples(f, syn, synack, hs_ack, h_ack, h_sent, h_kind)
             for p in range(nh):
                 if time_ns[h_ack[p]] >= time_ns[h_sent[p]]:
@@ -256,9 +237,10 @@ def _write(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     syn,
     synack,
     hs_ack,
-    sent_work,
-    echo_work,
-    n_timestamp,
+    ts_first,
+    ts_count,
+    ts_echo,
+    ts_sent,
     out,
     columns,
 ):
@@ -271,10 +253,10 @@ def _write(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         h_sent = np.empty(2, np.int64)
         h_kind = np.empty(2, np.uint8)
         for f in range(chunks[c], chunks[c + 1]):
-            lo0 = offsets[2 * f]
             lo1 = offsets[2 * f + 1]
-            m0 = n_timestamp[f, 0]
-            m1 = n_timestamp[f, 1]
+            t0 = ts_first[f]
+            m0 = ts_count[f, 0]
+            m1 = ts_count[f, 1]
             nh = _handshake_samples(f, syn, synack, hs_ack, h_ack, h_sent, h_kind)
             nd = n_data[f]
             db = data_region[f]
@@ -287,8 +269,8 @@ def _write(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             p1 = 0
             ph = 0
             ad, sd, fd = _next_pair(data_ack, db, data_sent, db, pd, nd, frame)
-            a0, s0, f0 = _next_pair(echo_work, lo0, sent_work, lo1, p0, m0, frame)
-            a1, s1, f1 = _next_pair(echo_work, lo1, sent_work, lo0, p1, m1, frame)
+            a0, s0, f0 = _next_pair(ts_echo, t0, ts_sent, t0, p0, m0, frame)
+            a1, s1, f1 = _next_pair(ts_echo, t0 + m0, ts_sent, t0 + m0, p1, m1, frame)
             ah, sh, fh = _next_pair(h_ack, 0, h_sent, 0, ph, nh, frame)
             while True:
                 # the earliest frame, ties to the earlier source: selects, not branches
@@ -314,10 +296,10 @@ def _write(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     kind = RTT_TIMESTAMP
                     if best == 1:
                         p0 += 1
-                        a0, s0, f0 = _next_pair(echo_work, lo0, sent_work, lo1, p0, m0, frame)
+                        a0, s0, f0 = _next_pair(ts_echo, t0, ts_sent, t0, p0, m0, frame)
                     else:
                         p1 += 1
-                        a1, s1, f1 = _next_pair(echo_work, lo1, sent_work, lo0, p1, m1, frame)
+                        a1, s1, f1 = _next_pair(ts_echo, t0 + m0, ts_sent, t0 + m0, p1, m1, frame)
                 rt = time_ns[a] - time_ns[s]
                 if rt < 0:
                     continue
