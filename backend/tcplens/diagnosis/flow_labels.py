@@ -189,8 +189,8 @@ def _label_connection(  # type: ignore[no-untyped-def]
 
 @numba.njit(cache=True)
 def gather_transfer(  # type: ignore[no-untyped-def]
-    f, d, origin, seg, resent, rtt, rtt_lo, rtt_hi, zw, zw_rows, rcv_scale, rcv_mss,
-    sender_lag_ns, codes,
+    f, d, origin, seg, rtt, rtt_lo, rtt_hi, zw, zw_rows, rcv_scale, rcv_mss, sender_lag_ns,
+    codes,
 ):  # fmt: skip
     """One direction ``d`` of flow row ``f`` as a transfer's arrays (the layout above), read
     straight from the TCP analysis: the sender's data segments, the receiver's segments
@@ -201,10 +201,11 @@ def gather_transfer(  # type: ignore[no-untyped-def]
     ``rtt`` = (kind, direction, time_ns, rtt_ns) of RttSamples (rows ``rtt_lo:rtt_hi`` are
     this flow's), ``zw`` = (start_ns, end_ns, start_frame, end_frame, reopened, direction) of
     ZeroWindowSpans (``zw_rows`` this flow's, in their order); ``codes`` = (ACK flag,
-    RTT_DATA_ACK, RTT_TIMESTAMP).
+    RTT_DATA_ACK, RTT_TIMESTAMP, RESENT_FLAG): a data segment's ``flags`` say whether it was
+    re-sent (tcp.resent).
     """
     samples = _gather_samples(origin, rtt, rtt_lo, rtt_hi, codes)[d]
-    data = _gather_data(f, d, origin, seg, resent, samples, rcv_mss, sender_lag_ns)
+    data = _gather_data(f, d, origin, seg, codes[3], samples, rcv_mss, sender_lag_ns)
     return _transfer(data, _gather_acks(f, d, origin, seg, zw, zw_rows, rcv_scale, codes))
 
 
@@ -259,10 +260,10 @@ def _gather_samples(origin, rtt, rtt_lo, rtt_hi, codes):  # type: ignore[no-unty
 
 
 @numba.njit(cache=True)
-def _gather_data(f, d, origin, seg, resent, samples, rcv_mss, sender_lag_ns):  # type: ignore[no-untyped-def]
+def _gather_data(f, d, origin, seg, resent_flag, samples, rcv_mss, sender_lag_ns):  # type: ignore[no-untyped-def]
     """The sender's half of ``gather_transfer``: its data segments, its RTT samples (``samples``:
     ``_gather_samples``' of direction ``d``), lag, MSS."""
-    offsets, time_ns, frame, seqs, payload, _, _, _ = seg
+    offsets, time_ns, frame, seqs, payload, _, _, flags = seg
     a, b = offsets[2 * f + d], offsets[2 * f + d + 1]
     # Each gather is one pass into arrays sized for every candidate row, cut to the rows it
     # kept (a counting pass first cost as much again).
@@ -278,7 +279,7 @@ def _gather_data(f, d, origin, seg, resent, samples, rcv_mss, sender_lag_ns):  #
             fr[n] = frame[r]
             seq[n] = seqs[r]
             seq_end[n] = seqs[r] + payload[r]
-            retrans[n] = resent[r]
+            retrans[n] = (flags[r] & resent_flag) != 0
             n += 1
     t, fr, seq, seq_end, retrans = t[:n], fr[:n], seq[:n], seq_end[:n], retrans[:n]
     rtt_t, rtt_s, echo_t, echo_s = samples
@@ -341,7 +342,7 @@ def _gather_acks(f, d, origin, seg, zw, zw_rows, rcv_scale, codes):  # type: ign
 
 @numba.njit(cache=True, parallel=True)
 def label_flows(  # type: ignore[no-untyped-def]
-    chosen, bound, parts, origin, seg, resent, rtt, rtt_bounds, zw, zw_order, zw_bounds, flows,
+    chosen, bound, parts, origin, seg, rtt, rtt_bounds, zw, zw_order, zw_bounds, flows,
     gather_codes, codes, n_factors, merge,
 ):  # fmt: skip
     """Label every chosen connection (flow rows, ascending) at once, in parallel across
@@ -378,6 +379,7 @@ def label_flows(  # type: ignore[no-untyped-def]
             # The receiver's window scale and MSS; the sender's lag is the handshake part through
             # the sender: SYN/ACK -> ACK when the client sends, SYN -> SYN/ACK when the server does.
             samples = _gather_samples(origin, rtt, rtt_bounds[f], rtt_bounds[f + 1], gather_codes)
+            resent = gather_codes[3]  # RESENT_FLAG of the segments' flags
             data0 = _gather_data(f, 0, origin, seg, resent, samples[0], mss_server[f], hs_synack)
             data1 = _gather_data(f, 1, origin, seg, resent, samples[1], mss_client[f], hs_syn)
             # Only the main transfer (label_connection's choice) is labelled: the other one's ACKs

@@ -8,7 +8,6 @@ quantity it does not find in ``TcpAnalysis`` (the sender lag) it derives here an
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from functools import cached_property
 
 import numba
 import numpy as np
@@ -17,15 +16,15 @@ from tcplens.capture.table import ACK, Capture, address_text, endpoint_text
 from tcplens.diagnosis import flow_labels
 from tcplens.diagnosis.finding import FACTORS
 from tcplens.diagnosis.timeline import CODES, Intervals, LabelledTime
-from tcplens.diagnosis.transfer import F64, I64, B, Connection, DnsExchange, FlowFacts, Transfer
+from tcplens.diagnosis.transfer import F64, I64, Connection, DnsExchange, FlowFacts, Transfer
 from tcplens.tcp.grouping import equal_work_parts
 from tcplens.tcp.model import (
     CLIENT_TO_SERVER,
+    RESENT_FLAG,
     RTT_DATA_ACK,
     RTT_TIMESTAMP,
     TcpAnalysis,
 )
-from tcplens.tcp.resent import resent_segments
 
 # Above this many connections with data, only the largest are labelled period by period (the
 # cross-flow rules still see every connection): a bound on time for hostile or huge captures,
@@ -79,7 +78,6 @@ class KernelColumns:
             seg.offsets, seg.time_ns, seg.frame, seg.seq, seg.payload_len, seg.ack, seg.window,
             seg.flags,
         )  # fmt: skip
-        self._segments = seg
         self.rtt = (rtt.kind, rtt.direction, rtt.time_ns, rtt.rtt_ns)
         # (keys of the column's own type: int64 keys would make numpy copy the column to int64)
         self.rtt_bounds = rtt.offsets
@@ -95,12 +93,9 @@ class KernelColumns:
             flows.window_scale_client, flows.window_scale_server, flows.mss_client,
             flows.mss_server,
         )  # fmt: skip
-        self.gather_codes = np.array([ACK, RTT_DATA_ACK, RTT_TIMESTAMP], np.int64)
-
-    @cached_property
-    def resent(self) -> B:
-        """The one retransmission definition tcplens shows (flow JSON, graphs): tcp.resent."""
-        return resent_segments(self._segments)
+        # (RESENT_FLAG of Segments.flags: the one retransmission definition tcplens shows, the
+        # flow JSON's and the graphs', tcp.resent)
+        self.gather_codes = np.array([ACK, RTT_DATA_ACK, RTT_TIMESTAMP, RESENT_FLAG], np.int64)
 
 
 def label_flows(
@@ -134,7 +129,7 @@ def _label(
     bound = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
     (flow, t0, t1, factor, frame0, frame1, stall), _, seconds, counts = flow_labels.label_flows(
         rows.astype(np.int64), bound, equal_work_parts(bound, threads or numba.get_num_threads()),
-        np.int64(origin), cols.seg, cols.resent, cols.rtt,
+        np.int64(origin), cols.seg, cols.rtt,
         cols.rtt_bounds, cols.zw, cols.zw_order, cols.zw_bounds, cols.flows, cols.gather_codes,
         CODES, len(FACTORS), merge,
     )  # fmt: skip
@@ -201,7 +196,7 @@ def _transfer(
     (t, frame, seq, seq_end, retransmission, ack_t, ack_frame, ack, window, ack_payload, rtt_t,
      rtt_s, echo_t, echo_s, zero_start, zero_end, zero_frame0, zero_frame1, zero_reopened, lag,
      mss) = flow_labels.gather_transfer(
-        f, d, np.int64(origin), cols.seg, cols.resent, cols.rtt, cols.rtt_bounds[f],
+        f, d, np.int64(origin), cols.seg, cols.rtt, cols.rtt_bounds[f],
         cols.rtt_bounds[f + 1], cols.zw, rows, rcv_scale, rcv_mss, part, cols.gather_codes,
     )  # fmt: skip
     if t.size == 0:

@@ -55,7 +55,7 @@ def write_series(
         "ack": seg.ack,
         "window": seg.window,
         "bytes_in_flight": seg.bytes_in_flight,
-        "flags": seg.flags,
+        "flags": seg.tcp_flags,  # (without the analysis' bits above them: model.TCP_FLAGS)
         "events": seg.events.astype(np.uint32),  # the series file's type (16 bits in memory)
         **graph_columns(analysis),
     }

@@ -21,7 +21,13 @@ from tcplens.tcp.compiled import parallel_kernel
 from tcplens.tcp.expert import advance_sequence, bytes_in_flight, expert_events
 from tcplens.tcp.handshake import follow_handshake
 from tcplens.tcp.karn import NOT_QUEUED, queue_sent, time_ack
-from tcplens.tcp.model import IDLE_GAP_MIN_NS, KEEP_ALIVE, RETRANSMISSION, ZERO_WINDOW_PROBE
+from tcplens.tcp.model import (
+    IDLE_GAP_MIN_NS,
+    KEEP_ALIVE,
+    RESENT_FLAG,
+    RETRANSMISSION,
+    ZERO_WINDOW_PROBE,
+)
 from tcplens.tcp.walk_state import (
     ACK_REL,
     DATA_FIRST_NS,
@@ -126,7 +132,6 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         out_win,
         out_sack_count,
         events,
-        out_resent,
         bif,
     ) = seg
     nf = isn.shape[0]
@@ -216,7 +221,6 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 sack_count = min(options & OPTION_SACK_BLOCKS, 4)
                 out_frame[u] = r + 1
                 out_time[u] = t
-                out_flags[u] = fl
                 out_len[u] = ln
                 out_sack_count[u] = sack_count
                 is_ack = (fl & 0x10) != 0
@@ -369,11 +373,12 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                         st[o + DATA_LAST_NS] = t
                         st[o + HAS_DATA] = 1
                     again = again and (ev & (KEEP_ALIVE | ZERO_WINDOW_PROBE)) == 0
-                    out_resent[u] = again
+                    # the TCP flags and, above them, the segment's re-sent bit (model.TCP_FLAGS)
+                    out_flags[u] = fl | (RESENT_FLAG if again else 0)
                     if again:
                         st[o + RESENT] += 1
                 else:
-                    out_resent[u] = False
+                    out_flags[u] = fl
                 if (fl & 0x12) == 0x02 and st[o + HAS_SYN] == 0:  # SYN without ACK
                     st[o + SYN_NS] = t
                     st[o + HAS_SYN] = 1

@@ -89,6 +89,13 @@ WINDOW_UPDATE = 1 << 11
 KEEP_ALIVE = 1 << 12
 KEEP_ALIVE_ACK = 1 << 13
 
+#: :attr:`Segments.flags` holds the TCP flags (``PacketTable.tcp_flags``: 9 bits, NS as 0x100) in
+#: ``TCP_FLAGS`` and, in the free bits above them, what the per-packet pass decided about the
+#: segment: one u16 per packet instead of a column each (issue 4: bytes per packet).
+TCP_FLAGS = 0x1FF
+#: a data segment carrying sequence space its sender had already sent (:attr:`Segments.resent`)
+RESENT_FLAG = 1 << 12
+
 #: RTT sample kinds (:attr:`RttSamples.kind`).
 RTT_DATA_ACK = 0  # data segment → the ACK that first covers it (Karn's rule, SACK-aware)
 RTT_TIMESTAMP = 1  # first segment carrying a TSval → first reverse segment echoing it (RFC 7323)
@@ -210,7 +217,7 @@ class Segments:
     ack: I64  # relative to the other direction's ISN; meaningful when flags & ACK
     window: I32  # advertised receive window in bytes, scaled (raw if the scale is unknown);
     # at most 65535 << 14 < 2**31 (RFC 7323 §2.3)
-    flags: U16  # TCP flags as in PacketTable.tcp_flags
+    flags: U16  # TCP flags as in PacketTable.tcp_flags (TCP_FLAGS), plus RESENT_FLAG
     sack_count: U8  # 0..4 SACK blocks carried by each packet
     # SACK blocks are rare (loss recovery), so only the blocks that exist are stored, one per
     # block of an ACK (RFC 2018), in row order and a packet's blocks in the order it sent them
@@ -220,9 +227,6 @@ class Segments:
     sack_left_from_ack: I32
     sack_right_from_ack: I32
     events: U16  # bit set over EVENT_NAMES (Wireshark's tcp.analysis flags: 14 bits)
-    # a data segment carrying sequence space its sender had already sent: tcplens's one
-    # retransmission count (tcp.resent.resent); False for segments without payload
-    resent: B
     # Bytes sent and not yet acknowledged after this data segment left, minus what the
     # receiver reported holding in its last SACK blocks, clipped to the unacknowledged range
     # (Wireshark also subtracts D-SACK blocks below the ACK). -1 if not a data
@@ -269,6 +273,20 @@ class Segments:
         """``2 * flow + direction`` of each row: the last slice starting at or before it."""
         k: I64 = np.searchsorted(self.offsets, rows, side="right") - 1
         return k
+
+    @property
+    def tcp_flags(self) -> U16:
+        """The TCP flags alone (``flags`` without the pass's bits): an array made on demand."""
+        tcp: U16 = self.flags & np.uint16(TCP_FLAGS)
+        return tcp
+
+    @property
+    def resent(self) -> B:
+        """A data segment carrying sequence space its sender had already sent: tcplens's one
+        retransmission count (:func:`tcplens.tcp.resent.resent`); False for segments without
+        payload. ``RESENT_FLAG`` of ``flags``, as an array made on demand."""
+        again: B = (self.flags & np.uint16(RESENT_FLAG)) != 0
+        return again
 
     def sack_rows(self) -> I32:
         """The row of every SACK block (ascending): each packet with the ACK flag carries

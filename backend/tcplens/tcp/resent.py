@@ -64,7 +64,7 @@ def resent_segments(seg: Segments) -> B:
     """:func:`resent` over every direction of every flow, one row per segment (False: no data).
 
     The per-packet pass (:mod:`tcplens.tcp.events`) applies the same rule as it walks each
-    flow and stores it as :attr:`Segments.resent`; this is that column
+    flow and stores it as ``RESENT_FLAG`` of :attr:`Segments.flags`; this is that bit
     (``backend/tests/tcp/test_resent.py`` checks it against :func:`resent`).
     """
     return seg.resent

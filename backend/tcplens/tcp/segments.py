@@ -95,7 +95,6 @@ def build_segments(
             "sack_left_from_ack": (n_blocks, np.int32),
             "sack_right_from_ack": (n_blocks, np.int32),
             "events": (n, np.uint16),
-            "resent": (n, np.bool_),
             "bytes_in_flight": (n, np.int32),
         }
     )
@@ -142,7 +141,6 @@ def build_segments(
             seg.window,
             seg.sack_count,
             seg.events,
-            seg.resent,
             seg.bytes_in_flight,
         ),
         seg.sack_left_from_ack,

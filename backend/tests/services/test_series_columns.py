@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from tcplens.capture import read_capture
 from tcplens.report import analyse_capture
-from tcplens.services.analysis_child import graph_columns
+from tcplens.services.analysis_child import graph_columns, write_series
+from tcplens.storage.series import decode_series
 from tcplens.tcp.model import (
     RETRANSMISSION,
     RTT_DATA_ACK,
@@ -79,3 +82,19 @@ def test_resent_column_counts_what_the_flow_reports() -> None:
     resent = np.flatnonzero(columns["resent"] == 1)
     assert (seg.direction_of(resent) == SERVER_TO_CLIENT).all()
     assert (seg.direction_column()[resent] == SERVER_TO_CLIENT).all()
+
+
+def test_stored_flags_are_each_packets_tcp_flags_even_when_re_sent(tmp_path: Path) -> None:
+    # Segments.flags also carries the pass's bits above the TCP flags (model.TCP_FLAGS): the
+    # series file keeps the TCP flags alone, its resent and sack_count columns the rest
+    require(LAB)
+    capture = read_capture(str(LAB / "lossy_download.pcap"))
+    analysis, _report = analyse_capture(capture)
+    write_series(capture, analysis, tmp_path, "r")
+    series = decode_series((tmp_path / "series.arrow").read_bytes())
+    frame = np.asarray(series.column("frame"))
+    flags = np.asarray(series.column("flags"))
+    assert flags.dtype == np.uint16
+    assert (flags == capture.packets.tcp_flags[frame - 1]).all()
+    assert int(np.asarray(series.column("resent")).sum()) == 67
+    assert int(np.asarray(series.column("sack_count")).sum()) == 3711

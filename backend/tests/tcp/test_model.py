@@ -11,6 +11,7 @@ from tcplens.tcp.model import (
     ACK_LOST_SEGMENT,
     EVENT_NAMES,
     KEEP_ALIVE_ACK,
+    RESENT_FLAG,
     RETRANSMISSION,
     Flows,
     Segments,
@@ -79,7 +80,7 @@ def _segments(offsets: list[int]) -> Segments:
     columns = {
         "frame": np.uint32, "time_ns": np.int64, "seq": np.int64, "payload_len": np.int32,
         "ack": np.int64, "window": np.int32, "flags": np.uint16, "sack_count": np.uint8,
-        "events": np.uint16, "resent": np.bool_, "bytes_in_flight": np.int32,
+        "events": np.uint16, "bytes_in_flight": np.int32,
     }  # fmt: skip
     arrays: dict[str, Any] = {name: np.zeros(n, t) for name, t in columns.items()}
     blocks: dict[str, Any] = {
@@ -116,3 +117,11 @@ def test_sack_edges_are_relative_to_the_isn_like_ack() -> None:
     assert seg.sack_rows().tolist() == [1, 1, 2]
     left, right = seg.sack_edges()
     assert left.tolist() == [1101, 3101, 101] and right.tolist() == [2101, 4101, 201]
+
+
+def test_flags_carry_the_re_sent_bit_above_the_tcp_flags() -> None:
+    seg = dataclasses.replace(
+        _segments([0, 3, 3]), flags=np.array([0x18, 0x18 | RESENT_FLAG, 0x110], np.uint16)
+    )
+    assert seg.resent.tolist() == [False, True, False]
+    assert seg.tcp_flags.tolist() == [0x18, 0x18, 0x110]  # NS (0x100) is a TCP flag
