@@ -98,7 +98,8 @@ def graph_columns(analysis: TcpAnalysis) -> dict[str, npt.NDArray[Any]]:
     int64 columns would otherwise add 64 bytes to every row of every capture's series."""
     seg = analysis.segments
     n = len(seg)
-    blocks = int(seg.sack_count.max()) if n else 0
+    sack_count = seg.sack_count  # (made on demand from the flags)
+    blocks = int(sack_count.max()) if n else 0
     sack: dict[str, npt.NDArray[Any]] = {}
     if blocks:
         # one row per block, a packet's blocks consecutive and in the order sent
@@ -135,7 +136,7 @@ def graph_columns(analysis: TcpAnalysis) -> dict[str, npt.NDArray[Any]]:
         # Every data segment that re-sends sequence space: what the graphs mark as retransmissions,
         # the same count as the flow's ``retransmissions`` (tcp/resent.py), 1/0.
         "resent": resent_segments(seg).astype(np.uint8),
-        "sack_count": seg.sack_count,
+        "sack_count": sack_count,
         **sack,
         "rtt_s": rtt_s,
         "rtt_kind": rtt_kind,

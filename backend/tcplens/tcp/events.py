@@ -26,6 +26,7 @@ from tcplens.tcp.model import (
     KEEP_ALIVE,
     RESENT_FLAG,
     RETRANSMISSION,
+    SACK_COUNT_SHIFT,
     ZERO_WINDOW_PROBE,
 )
 from tcplens.tcp.walk_state import (
@@ -130,7 +131,6 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         out_seq,
         out_ack,
         out_win,
-        out_sack_count,
         events,
         bif,
     ) = seg
@@ -222,7 +222,6 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 out_frame[u] = r + 1
                 out_time[u] = t
                 out_len[u] = ln
-                out_sack_count[u] = sack_count
                 is_ack = (fl & 0x10) != 0
                 is_syn = (fl & 0x02) != 0
                 syn_fin_rst = (fl & 0x07) != 0
@@ -356,6 +355,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 karn_rows[u] = karn
 
                 # Flows summaries: data range and re-sent data (the rule of tcp.resent.resent)
+                again = False
                 if ln > 0:
                     data_end = s + ln
                     if st[o + HAS_DATA] != 0:
@@ -373,12 +373,15 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                         st[o + DATA_LAST_NS] = t
                         st[o + HAS_DATA] = 1
                     again = again and (ev & (KEEP_ALIVE | ZERO_WINDOW_PROBE)) == 0
-                    # the TCP flags and, above them, the segment's re-sent bit (model.TCP_FLAGS)
-                    out_flags[u] = fl | (RESENT_FLAG if again else 0)
                     if again:
                         st[o + RESENT] += 1
-                else:
-                    out_flags[u] = fl
+                # the TCP flags and, above them, the SACK blocks and the re-sent bit, one store
+                # (model.TCP_FLAGS)
+                out_flags[u] = (
+                    fl
+                    | (np.uint16(sack_count) << SACK_COUNT_SHIFT)
+                    | np.uint16(again) * RESENT_FLAG
+                )
                 if (fl & 0x12) == 0x02 and st[o + HAS_SYN] == 0:  # SYN without ACK
                     st[o + SYN_NS] = t
                     st[o + HAS_SYN] = 1

@@ -93,6 +93,8 @@ KEEP_ALIVE_ACK = 1 << 13
 #: ``TCP_FLAGS`` and, in the free bits above them, what the per-packet pass decided about the
 #: segment: one u16 per packet instead of a column each (issue 4: bytes per packet).
 TCP_FLAGS = 0x1FF
+#: the SACK blocks (0..4) the packet carried (:attr:`Segments.sack_count`), 3 bits from here
+SACK_COUNT_SHIFT = 9
 #: a data segment carrying sequence space its sender had already sent (:attr:`Segments.resent`)
 RESENT_FLAG = 1 << 12
 
@@ -217,8 +219,7 @@ class Segments:
     ack: I64  # relative to the other direction's ISN; meaningful when flags & ACK
     window: I32  # advertised receive window in bytes, scaled (raw if the scale is unknown);
     # at most 65535 << 14 < 2**31 (RFC 7323 §2.3)
-    flags: U16  # TCP flags as in PacketTable.tcp_flags (TCP_FLAGS), plus RESENT_FLAG
-    sack_count: U8  # 0..4 SACK blocks carried by each packet
+    flags: U16  # TCP flags as in PacketTable.tcp_flags (TCP_FLAGS), plus sack_count, RESENT_FLAG
     # SACK blocks are rare (loss recovery), so only the blocks that exist are stored, one per
     # block of an ACK (RFC 2018), in row order and a packet's blocks in the order it sent them
     # (:meth:`sack_rows` gives each block's row); the edges are relative to that packet's ``ack``
@@ -279,6 +280,13 @@ class Segments:
         """The TCP flags alone (``flags`` without the pass's bits): an array made on demand."""
         tcp: U16 = self.flags & np.uint16(TCP_FLAGS)
         return tcp
+
+    @property
+    def sack_count(self) -> U8:
+        """0..4 SACK blocks carried by each packet (``flags`` from ``SACK_COUNT_SHIFT``): an
+        array made on demand."""
+        count: U8 = ((self.flags >> np.uint16(SACK_COUNT_SHIFT)) & np.uint16(7)).astype(np.uint8)
+        return count
 
     @property
     def resent(self) -> B:

@@ -13,6 +13,7 @@ from tcplens.tcp.model import (
     KEEP_ALIVE_ACK,
     RESENT_FLAG,
     RETRANSMISSION,
+    SACK_COUNT_SHIFT,
     Flows,
     Segments,
     event_names,
@@ -79,8 +80,8 @@ def _segments(offsets: list[int]) -> Segments:
     n = offsets[-1]
     columns = {
         "frame": np.uint32, "time_ns": np.int64, "seq": np.int64, "payload_len": np.int32,
-        "ack": np.int64, "window": np.int32, "flags": np.uint16, "sack_count": np.uint8,
-        "events": np.uint16, "bytes_in_flight": np.int32,
+        "ack": np.int64, "window": np.int32, "flags": np.uint16, "events": np.uint16,
+        "bytes_in_flight": np.int32,
     }  # fmt: skip
     arrays: dict[str, Any] = {name: np.zeros(n, t) for name, t in columns.items()}
     blocks: dict[str, Any] = {
@@ -109,8 +110,9 @@ def test_sack_edges_are_relative_to_the_isn_like_ack() -> None:
     seg = dataclasses.replace(
         _segments([0, 3, 3]),
         ack=np.array([1, 101, 201], np.int64),
-        flags=np.array([0x10, 0x10, 0x10], np.uint16),  # ACK
-        sack_count=np.array([0, 2, 1], np.uint8),
+        flags=np.array(
+            [0x10, 0x10 | 2 << SACK_COUNT_SHIFT, 0x10 | 1 << SACK_COUNT_SHIFT], np.uint16
+        ),
         sack_left_from_ack=np.array([1000, 3000, -100], np.int32),  # -100: a D-SACK below ack
         sack_right_from_ack=np.array([2000, 4000, 0], np.int32),
     )
@@ -119,9 +121,9 @@ def test_sack_edges_are_relative_to_the_isn_like_ack() -> None:
     assert left.tolist() == [1101, 3101, 101] and right.tolist() == [2101, 4101, 201]
 
 
-def test_flags_carry_the_re_sent_bit_above_the_tcp_flags() -> None:
-    seg = dataclasses.replace(
-        _segments([0, 3, 3]), flags=np.array([0x18, 0x18 | RESENT_FLAG, 0x110], np.uint16)
-    )
+def test_flags_carry_the_sack_count_and_re_sent_bit_above_the_tcp_flags() -> None:
+    flags = [0x18, 0x18 | RESENT_FLAG | 4 << SACK_COUNT_SHIFT, 0x110 | 3 << SACK_COUNT_SHIFT]
+    seg = dataclasses.replace(_segments([0, 3, 3]), flags=np.array(flags, np.uint16))
     assert seg.resent.tolist() == [False, True, False]
+    assert seg.sack_count.tolist() == [0, 4, 3]
     assert seg.tcp_flags.tolist() == [0x18, 0x18, 0x110]  # NS (0x100) is a TCP flag
