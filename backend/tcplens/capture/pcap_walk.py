@@ -91,7 +91,7 @@ def find_record_start(
 
 @parallel_kernel
 def walk_parts(
-    buf: U8, starts: I64, limits: I64, end: int, big: bool, every: int,
+    buf: U8, starts: I64, limits: I64, end: int, big: bool, every: int, per_thread: int,
     counts: I64, ends: I64, stops: I64, infos: I64, marks: I64,
 ) -> None:  # fmt: skip
     """Walk part ``k`` from ``starts[k]`` while before ``limits[k]``, on all cores.
@@ -99,38 +99,61 @@ def walk_parts(
     Writes its record count, where it stopped and why (``_REACHED``, or the serial walk's
     ``STOP_*`` and ``info``), and the position of its records ``0, every, 2 * every…`` in
     ``marks[k]``. The checks are the serial walk's (``pcap.walk_pcap_records``).
+
+    Each core takes ``per_thread`` consecutive parts and steps them in turn, one record each:
+    a part's next record header is known only once its current one is read, so one walk is a
+    chain of dependent loads from memory; several chains interleaved keep several loads in
+    flight (bulk_5M: 5.3 -> 4.4 ns/packet of CPU).
     """
-    for k in numba.prange(starts.shape[0]):
-        pos = starts[k]
-        limit = limits[k]
-        n = 0
-        stop = _REACHED
-        info = 0
-        left = 0  # records before the next mark
-        while pos < limit:
-            if end - pos < RECORD_HEADER_LEN:
-                stop = STOP_NEED_MORE
-                info = RECORD_HEADER_LEN
-                break
-            incl = read_u32(buf, pos + 8, big)
-            if incl > MAX_RECORD:
-                stop = STOP_BAD
-                info = BAD_RECORD_TOO_LONG
-                break
-            if end - pos - RECORD_HEADER_LEN < incl:
-                stop = STOP_NEED_MORE
-                info = RECORD_HEADER_LEN + incl
-                break
-            if left == 0:
-                marks[k, n // every] = pos
-                left = every
-            left -= 1
-            n += 1
-            pos += RECORD_HEADER_LEN + incl
-        counts[k] = n
-        ends[k] = pos
-        stops[k] = stop
-        infos[k] = info
+    k = starts.shape[0]
+    for g in numba.prange((k + per_thread - 1) // per_thread):
+        first = g * per_thread
+        m = min(per_thread, k - first)
+        pos = starts[first : first + m].copy()
+        n = np.zeros(m, np.int64)
+        left = np.zeros(m, np.int64)  # records before the part's next mark
+        walking = np.ones(m, np.bool_)
+        for j in range(m):
+            stops[first + j] = _REACHED
+            infos[first + j] = 0
+        active = m
+        while active > 0:
+            for j in range(m):
+                if not walking[j]:
+                    continue
+                q = first + j
+                p = pos[j]
+                stop = _REACHED
+                info = 0
+                incl = 0
+                if p >= limits[q]:
+                    pass
+                elif end - p < RECORD_HEADER_LEN:
+                    stop = STOP_NEED_MORE
+                    info = RECORD_HEADER_LEN
+                else:
+                    incl = read_u32(buf, p + 8, big)
+                    if incl > MAX_RECORD:
+                        stop = STOP_BAD
+                        info = BAD_RECORD_TOO_LONG
+                    elif end - p - RECORD_HEADER_LEN < incl:
+                        stop = STOP_NEED_MORE
+                        info = RECORD_HEADER_LEN + incl
+                    else:
+                        if left[j] == 0:
+                            marks[q, n[j] // every] = p
+                            left[j] = every
+                        left[j] -= 1
+                        n[j] += 1
+                        pos[j] = p + RECORD_HEADER_LEN + incl
+                        continue
+                walking[j] = False  # reached its limit, or stopped where the serial walk does
+                active -= 1
+                stops[q] = stop
+                infos[q] = info
+        for j in range(m):
+            counts[first + j] = n[j]
+            ends[first + j] = pos[j]
 
 
 @dataclass
@@ -214,8 +237,9 @@ def _walk(
     longest = max(limit - first for first, limit in zip(starts, limits, strict=True))
     marks = np.empty((k, longest // RECORD_HEADER_LEN // every + 2), np.int64)
     counts, ends, stops, infos = (np.empty(k, np.int64) for _ in range(4))
+    per_thread = -(-k // numba.get_num_threads())  # a group of parts per core
     walk_parts(
         buf, np.array(starts, np.int64), np.array(limits, np.int64), end, big, every,
-        counts, ends, stops, infos, marks,
+        per_thread, counts, ends, stops, infos, marks,
     )  # fmt: skip
     return counts, ends, stops, infos, marks
