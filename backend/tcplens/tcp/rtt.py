@@ -13,11 +13,12 @@
   the capture was taken (:mod:`tcplens.tcp.vantage`).
 
 The timestamp pairs are found before the per-packet pass (:mod:`tcplens.tcp.timestamps`, so
-that the table's timestamp columns die early); the rest is two compiled passes per flow, flows
-in parallel: the first counts the flow's samples and takes its path-RTT statistics
-(:mod:`tcplens.tcp.path_rtt`); the second merges the flow's samples in the order of
-the completing packet straight into their final rows, so the result is sorted by ``(flow, frame)`` without a sort and without n-sized
-temporaries (fresh memory is the analysis's main per-packet cost, issue 4).
+that the table's timestamp columns die early); the rest is one compiled pass per flow, flows in
+parallel, that merges the flow's samples in the order of the completing packet straight into
+their final rows, so the result is sorted by ``(flow, frame)`` without a sort and without
+n-sized temporaries (fresh memory is the analysis's main per-packet cost, issue 4), and takes
+the flow's path-RTT statistics (:mod:`tcplens.tcp.path_rtt`). Each flow's number of samples is
+known before (its pairs), unless a capture's clock stepped back (negative samples are dropped).
 """
 
 from __future__ import annotations
@@ -58,12 +59,27 @@ def rtt_samples(
     """
     n_flows = hs.syn.shape[0]
     stats = np.empty((n_flows, 5), np.int64)
-    # two passes over each flow's samples: the first counts them (and takes the path RTT), so
-    # that the second writes them straight to their final rows: no n-sized temporaries
-    count = _count(
+    # each flow's samples are its pairs, fewer only where a capture's clock stepped back (a
+    # negative sample is dropped): each flow writes its samples from where they would start if
+    # none were dropped, and only flows after a drop move down afterwards (no count first)
+    pairs = facts.rtt_count + echoes.count[:, 0] + echoes.count[:, 1]
+    pairs += (hs.syn >= 0) & (hs.synack >= 0)
+    pairs += (hs.synack >= 0) & (hs.ack >= 0)
+    room = _offsets(pairs)
+    k = int(room[-1])
+    columns = (
+        empty(k, np.uint8, dense=True),
+        empty(k, np.uint8, dense=True),
+        empty(k, np.int64, dense=True),
+        empty(k, np.int64, dense=True),
+        empty(k, np.uint32, dense=True),
+        empty(k, np.uint32, dense=True),
+    )
+    kept = _merge(
         facts.chunks,
         seg.offsets,
         seg.time_ns,
+        seg.frame,
         facts.rtt_ack,
         facts.rtt_sent,
         2 * seg.offsets[0:-1:2],
@@ -77,38 +93,27 @@ def rtt_samples(
         echoes.count,
         echoes.echo,
         echoes.sent,
+        room,
+        columns,
         stats,
     )
-    out = np.zeros(n_flows + 1, np.int64)
-    np.cumsum(count, out=out[1:])
+    out = room
+    if not np.array_equal(kept, pairs):  # each flow's samples down to where they belong
+        out = _offsets(kept)
+        k = int(out[-1])
+        source = np.arange(k) + np.repeat(room[:-1] - out[:-1], kept)
+        for column in columns:
+            column[:k] = column[source]
     k = int(out[-1])
+    direction, kind, time_ns, rtt_ns, frame, sent_frame = (c[:k] for c in columns)
     rtt = RttSamples(
         offsets=out,
-        direction=empty(k, np.uint8, dense=True),
-        kind=empty(k, np.uint8, dense=True),
-        time_ns=empty(k, np.int64, dense=True),
-        rtt_ns=empty(k, np.int64, dense=True),
-        frame=empty(k, np.uint32, dense=True),
-        sent_frame=empty(k, np.uint32, dense=True),
-    )
-    _write(
-        facts.chunks,
-        seg.offsets,
-        seg.time_ns,
-        seg.frame,
-        facts.rtt_ack,
-        facts.rtt_sent,
-        2 * seg.offsets[0:-1:2],
-        facts.rtt_count,
-        hs.syn,
-        hs.synack,
-        hs.ack,
-        echoes.first,
-        echoes.count,
-        echoes.echo,
-        echoes.sent,
-        out,
-        (rtt.direction, rtt.kind, rtt.time_ns, rtt.rtt_ns, rtt.frame, rtt.sent_frame),
+        direction=direction,
+        kind=kind,
+        time_ns=time_ns,
+        rtt_ns=rtt_ns,
+        frame=frame,
+        sent_frame=sent_frame,
     )
     path = PathRtt(
         min_ns=stats[:, 0].copy(),
@@ -117,6 +122,12 @@ def rtt_samples(
         data_ack_min_ns=stats[:, 3:5].copy(),
     )
     return rtt, path
+
+
+def _offsets(counts: I64) -> I64:
+    out = np.zeros(counts.shape[0] + 1, np.int64)
+    np.cumsum(counts, out=out[1:])
+    return out
 
 
 @inline_kernel
@@ -138,79 +149,6 @@ def _handshake_samples(f, syn, synack, hs_ack, h_ack, h_sent, h_kind):  # type: 
     return nh
 
 
-@parallel_kernel
-def _count(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    chunks,
-    offsets,
-    time_ns,
-    data_ack,
-    data_sent,
-    data_region,
-    n_data,
-    syn,
-    synack,
-    hs_ack,
-    syn_rtt,
-    synack_rtt,
-    ts_first,
-    ts_count,
-    ts_echo,
-    ts_sent,
-    stats,
-):
-    """Per flow: the number of samples kept (negative ones dropped: a capture's clock can step
-    back) and the path RTT (:func:`path_rtt`)."""
-    count = np.zeros(syn.shape[0], np.int64)
-    for c in numba.prange(chunks.shape[0] - 1):
-        h_ack = np.empty(2, np.int64)  # per chunk: see _handshake_samples
-        h_sent = np.empty(2, np.int64)
-        h_kind = np.empty(2, np.uint8)
-        # the flow's data -> ACK samples (the largest flow's so far, reused)
-        values = np.empty(0, np.int64)
-        scratch = np.empty(0, np.int64)  # path_rtt's (the largest flow's so far, reused)
-        for f in range(chunks[c], chunks[c + 1]):
-            lo1 = offsets[2 * f + 1]
-            kept = 0
-            t0 = ts_first[f]
-            for p in range(t0, t0 + ts_count[f, 0] + ts_count[f, 1]):
-                # unsigned indices: no negative-index wraparound
-                kept += time_ns[np.uint64(ts_echo[p])] >= time_ns[np.uint64(ts_sent[p])]
-            nh = _handshake_samples(f, syn, synack, hs_ack, h_ack, h_sent, h_kind)
-            for p in range(nh):
-                if time_ns[h_ack[p]] >= time_ns[h_sent[p]]:
-                    kept += 1
-            # data -> ACK samples: direction 0's from the front of ``values``, 1's from the back
-            nd = n_data[f]
-            db = data_region[f]
-            if nd > values.shape[0]:
-                values = np.empty(max(nd, 2 * values.shape[0]), np.int64)
-                scratch = np.empty(scratch_size(values.shape[0]), np.int64)
-            c0 = 0
-            c1 = 0
-            min0 = np.int64(-1)
-            min1 = np.int64(-1)
-            for p in range(nd):
-                s = data_sent[db + p]
-                # unsigned indices: no negative-index wraparound
-                rt = time_ns[np.uint64(data_ack[db + p])] - time_ns[np.uint64(s)]
-                if rt < 0:
-                    continue
-                v = min(rt, RTT_CLIP_NS)
-                if s < lo1:  # timing direction 0's data
-                    values[c0] = v
-                    c0 += 1
-                    min0 = rt if min0 < 0 else min(min0, rt)
-                else:
-                    c1 += 1
-                    values[nd - c1] = v
-                    min1 = rt if min1 < 0 else min(min1, rt)
-            count[f] = kept + c0 + c1
-            stats[f, 3] = min0
-            stats[f, 4] = min1
-            path_rtt(values, 0, nd, c0, c1, syn_rtt[f], synack_rtt[f], stats, f, scratch)
-    return count
-
-
 NONE = np.uint64(1 << 32)  # beyond every frame number (uint32)
 
 
@@ -225,7 +163,7 @@ def _next_pair(acks, a_base, sents, s_base, p, n, frame):  # type: ignore[no-unt
 
 
 @parallel_kernel
-def _write(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+def _merge(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     chunks,
     offsets,
     time_ns,
@@ -237,30 +175,47 @@ def _write(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     syn,
     synack,
     hs_ack,
+    syn_rtt,
+    synack_rtt,
     ts_first,
     ts_count,
     ts_echo,
     ts_sent,
-    out,
+    room,
     columns,
+    stats,
 ):
     """Per flow: the merge of all samples by completing frame (data → ACK first, then
-    timestamp, then handshake samples, as the kinds are numbered), negative samples dropped as
-    :func:`_count` counted them, each written to its final row ``out[f] + j``."""
+    timestamp, then handshake samples, as the kinds are numbered), negative samples dropped,
+    written from row ``room[f]`` on; the path RTT (:func:`path_rtt`). Returns each flow's
+    number of samples kept."""
     sent_dir, kind_of, t_of, rtt_of, ack_frame, sent_frame = columns
+    kept = np.empty(syn.shape[0], np.int64)
     for c in numba.prange(chunks.shape[0] - 1):
         h_ack = np.empty(2, np.int64)  # per chunk: see _handshake_samples
         h_sent = np.empty(2, np.int64)
         h_kind = np.empty(2, np.uint8)
+        # the flow's data -> ACK samples (the largest flow's so far, reused)
+        values = np.empty(0, np.int64)
+        scratch = np.empty(0, np.int64)  # path_rtt's (the largest flow's so far, reused)
         for f in range(chunks[c], chunks[c + 1]):
-            lo1 = offsets[2 * f + 1]
+            lo1 = np.uint64(offsets[2 * f + 1])
             t0 = ts_first[f]
             m0 = ts_count[f, 0]
             m1 = ts_count[f, 1]
             nh = _handshake_samples(f, syn, synack, hs_ack, h_ack, h_sent, h_kind)
             nd = n_data[f]
             db = data_region[f]
-            o = out[f]
+            if nd > values.shape[0]:
+                values = np.empty(max(nd, 2 * values.shape[0]), np.int64)
+                scratch = np.empty(scratch_size(values.shape[0]), np.int64)
+            # data -> ACK sample values: direction 0's from the front of ``values``, 1's from
+            # the back, and each direction's smallest
+            c0 = 0
+            c1 = 0
+            min0 = np.int64(-1)
+            min1 = np.int64(-1)
+            o = room[f]
             # the next sample of each source: data -> ACK, timestamps echoed by direction 0,
             # by direction 1, handshake (in that order on the same frame), as (acknowledging
             # row, timed row, its frame); a source that is done has frame NONE
@@ -284,10 +239,21 @@ def _write(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     best, a, s, bf = 3, ah, sh, fh
                 if bf == NONE:
                     break
+                rt = time_ns[a] - time_ns[s]
                 if best == 0:
                     kind = RTT_DATA_ACK
                     pd += 1
                     ad, sd, fd = _next_pair(data_ack, db, data_sent, db, pd, nd, frame)
+                    if rt >= 0:
+                        v = min(rt, RTT_CLIP_NS)
+                        if s < lo1:  # timing direction 0's data
+                            values[c0] = v
+                            c0 += 1
+                            min0 = rt if min0 < 0 else min(min0, rt)
+                        else:
+                            c1 += 1
+                            values[nd - c1] = v
+                            min1 = rt if min1 < 0 else min(min1, rt)
                 elif best == 3:
                     kind = h_kind[ph]
                     ph += 1
@@ -300,14 +266,18 @@ def _write(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     else:
                         p1 += 1
                         a1, s1, f1 = _next_pair(ts_echo, t0 + m0, ts_sent, t0 + m0, p1, m1, frame)
-                rt = time_ns[a] - time_ns[s]
                 if rt < 0:
                     continue
                 u = np.uint64(o)  # unsigned: numba adds no negative-index wraparound per store
-                sent_dir[u] = 0 if s < np.uint64(lo1) else 1
+                sent_dir[u] = 0 if s < lo1 else 1
                 kind_of[u] = kind
                 t_of[u] = time_ns[a]
                 rtt_of[u] = rt
                 ack_frame[u] = bf
                 sent_frame[u] = frame[s]
                 o += 1
+            kept[f] = o - room[f]
+            stats[f, 3] = min0
+            stats[f, 4] = min1
+            path_rtt(values, 0, nd, c0, c1, syn_rtt[f], synack_rtt[f], stats, f, scratch)
+    return kept

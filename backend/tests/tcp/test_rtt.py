@@ -19,7 +19,7 @@ from tcplens.tcp.model import (
 )
 from tcplens.tcp.path_rtt import FEW, SAMPLE, order_stats, select
 from tests.capture.shared_captures import LAB, SHARED_CAPTURES, require
-from tests.tcp.synthetic import Seg, handshake, table
+from tests.tcp.synthetic import CLIENT, SERVER, Seg, handshake, table
 
 MSS = 1000
 
@@ -142,10 +142,13 @@ def test_select_works_inside_a_range_and_leaves_the_rest_alone() -> None:
         assert np.array_equal(np.sort(w[lo:hi]), np.sort(v[lo:hi]))
 
 
-def _timestamp_reference(segs: list[Seg]) -> list[tuple[int, int, int]]:
+def _timestamp_reference(
+    segs: list[Seg], *, keep_negative: bool = False
+) -> list[tuple[int, int, int]]:
     """RFC 7323 samples by their definition (one flow): the first packet of each direction
     echoing a value (TSecr, not 0) that the other direction sent as a TSval, timed from the
-    first packet that carried that TSval; negative ones dropped. (echo frame, sent frame, ns)."""
+    first packet that carried that TSval; negative ones dropped unless ``keep_negative``.
+    (echo frame, sent frame, ns)."""
     t = [1_700_000_000_000_000_000 + int(s.t_ms * 1e6) for s in segs]
     out = []
     for echoer in (True, False):
@@ -159,7 +162,7 @@ def _timestamp_reference(segs: list[Seg]) -> list[tuple[int, int, int]]:
             elif s.ts[1] != 0:
                 echoed.setdefault(s.ts[1], i)
         out += [(e + 1, sent[v] + 1, t[e] - t[sent[v]]) for v, e in echoed.items() if v in sent]
-    return sorted(x for x in out if x[2] >= 0)
+    return sorted(x for x in out if x[2] >= 0 or keep_negative)
 
 
 def _timestamp_flow(
@@ -213,6 +216,32 @@ def test_timestamp_samples_follow_their_definition(shape: str, ascending: bool) 
                 )
             )
             assert got == _timestamp_reference(segs)
+
+
+def test_a_flow_dropping_negative_samples_moves_the_later_flows_down() -> None:
+    """Each flow's samples are written where they would start if none were dropped; after a
+    flow whose capture clock stepped back (negative samples dropped), the later flows' samples
+    move down to their rows: each flow's samples are the same as when it is captured alone."""
+    rng = np.random.default_rng(11)
+    flows = [_timestamp_flow(rng, 300, "dense") for _ in range(3)]
+    for k, segs in enumerate(flows):  # three connections of the same two hosts
+        client = (CLIENT[0], CLIENT[1] + k)
+        for s in segs:
+            s.src, s.dst = (client, SERVER) if s.from_client else (SERVER, client)
+    both = analyze_tcp(table([s for segs in flows for s in segs])).rtt
+    first_frame = 0
+    dropped = 0
+    for k, segs in enumerate(flows):
+        alone = analyze_tcp(table(segs)).rtt
+        rows = slice(int(both.offsets[k]), int(both.offsets[k + 1]))
+        for name in ("direction", "kind", "time_ns", "rtt_ns"):
+            assert np.array_equal(getattr(both, name)[rows], getattr(alone, name)), (k, name)
+        assert np.array_equal(both.frame[rows], alone.frame + first_frame)
+        assert np.array_equal(both.sent_frame[rows], alone.sent_frame + first_frame)
+        first_frame += len(segs)
+        every = _timestamp_reference(segs, keep_negative=True)
+        dropped += len(every) - len(_timestamp_reference(segs))
+    assert dropped > 0  # (else nothing moves)
 
 
 def _sampled_at_the_top(c: int) -> npt.NDArray[np.int64]:
