@@ -16,7 +16,7 @@ bulk_5M, read phase (2 cores, others idle): populate + decode + drop 0.24 s → 
 One rule of the kernel shapes this: a populate or a drop holds the process's ``mmap_lock`` for
 reading from start to end, and anything that maps memory (a thread's stack, a large numpy
 array, ``anonymous_memory``) needs it for writing, so it waits for the call in progress. The
-calls here are per chunk and column (≤ 1 MiB each: a short wait), and the helper is started
+calls here are per chunk and column (≤ 2 MiB each: a short wait), and the helper is started
 after the decoding's scratch arrays are allocated.
 """
 
