@@ -36,8 +36,6 @@ from tcplens.tcp.walk_state import (
     DATA_LAST_NS,
     DATA_LO,
     HAS_DATA,
-    HAS_LASTACK,
-    HAS_MAXACK,
     HAS_SYN,
     HAS_TS,
     ISN,
@@ -48,6 +46,7 @@ from tcplens.tcp.walk_state import (
     MSS,
     N_STATE,
     NO_ROW,
+    NOT_SEEN,
     PEER_ISN,
     RESENT,
     SACK_HI,
@@ -157,7 +156,6 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     n_zw_of = np.empty(nf, np.int64)
     n_idle_of = np.empty(nf, np.int64)
     for c in numba.prange(chunks.shape[0] - 1):
-        blocks = np.empty((4, 2), np.int64)  # this packet's SACK blocks, relative to the ISN
         st = np.empty(2 * N_STATE, np.int64)  # the flow's state (see N_STATE)
         for f in range(chunks[c], chunks[c + 1]):
             start_flow(st, isn, f, offsets, sack_offsets)
@@ -255,8 +253,11 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                             right = np.int32(block_right[ej] - raw)
                             out_sack_left[bj] = left
                             out_sack_right[bj] = right
-                            blocks[j, 0] = a + np.int64(left)
-                            blocks[j, 1] = a + np.int64(right)
+                            # the direction's last SACK blocks, relative to the ISN (Karn, the
+                            # peer's bytes in flight): nothing reads this direction's during
+                            # its own packet, so they go straight to its state row
+                            st[o + SACK_LO + j] = a + np.int64(left)
+                            st[o + SACK_HI + j] = a + np.int64(right)
                 out_ack[u] = a
 
                 # handshake: Wireshark's window-scale rules, MSS, SACK-permitted, ts_first_rtt
@@ -300,7 +301,6 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     karn = queue_sent(st, o, i, s, end, advances, has_nxt, nxt, karn_rows, out_seq)
                 nxt = advance_sequence(st, o, s, t, end, advances, probe, has_nxt, nxt)
 
-                has_maxack = st[o + HAS_MAXACK] != 0
                 if is_ack:  # RTT samples: the segments this ACK (or its first SACK block) times
                     n_rtt = time_ack(
                         st,
@@ -309,9 +309,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                         i,
                         a,
                         t,
-                        has_maxack,
                         n_blocks,
-                        blocks,
                         i0 if later else i1,  # the peer's next row: its rows before are walked
                         karn_rows,
                         out_seq,
@@ -334,18 +332,10 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                         st[o + ZW_OPEN] = -1
                 st[o + WIN] = w
                 st[o + WIN_FROM_SYN] = is_syn
+                st[o + LASTACK] = a if is_ack else NOT_SEEN
                 if is_ack:
-                    st[o + LASTACK] = a
-                    st[o + HAS_LASTACK] = 1
-                    if not has_maxack or a > st[o + MAXACK]:
-                        st[o + MAXACK] = a
-                        st[o + HAS_MAXACK] = 1
+                    st[o + MAXACK] = max(st[o + MAXACK], a)
                     st[o + SACKS] = n_blocks
-                    for j in range(n_blocks):
-                        st[o + SACK_LO + j] = blocks[j, 0]
-                        st[o + SACK_HI + j] = blocks[j, 1]
-                else:
-                    st[o + HAS_LASTACK] = 0
                 st[o + LASTACKTIME] = t
                 st[o + LASTSEGFLAGS] = ev
 

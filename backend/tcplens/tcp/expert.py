@@ -54,10 +54,6 @@ from tcplens.tcp.model import (
 from tcplens.tcp.walk_state import (
     DUPACKNUM,
     FIRST_SEQ,
-    HAS_LASTACK,
-    HAS_MAXACK,
-    HAS_MAXSEQTBA,
-    HAS_NEXTSEQ,
     LASTACK,
     LASTACKTIME,
     LASTSEGFLAGS,
@@ -65,6 +61,7 @@ from tcplens.tcp.walk_state import (
     MAXSEQTOBEACKED,
     NEXTSEQ,
     NEXTSEQTIME,
+    NOT_SEEN,
     SACK_HI,
     SACK_LO,
     SACKS,
@@ -91,14 +88,14 @@ def expert_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compile
     nextseq)``, the last two as they were before the packet."""
     # the state this packet's rules read, loaded once (the output stores above and
     # below could alias any array, so the compiler would reload them at every use)
-    has_nxt = st[o + HAS_NEXTSEQ] != 0
     nxt = st[o + NEXTSEQ]
-    has_lack = st[o + HAS_LASTACK] != 0
+    has_nxt = nxt != NOT_SEEN
     lack = st[o + LASTACK]
+    has_lack = lack != NOT_SEEN
     win = st[o + WIN]
     has_win = win >= 0
-    has_lack_v = st[v + HAS_LASTACK] != 0
     lack_v = st[v + LASTACK]
+    has_lack_v = lack_v != NOT_SEEN
     win_v = st[v + WIN]
     has_win_v = win_v >= 0
 
@@ -153,7 +150,7 @@ def expert_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compile
         st[o + DUPACKNUM] = 0
 
     # ACKED LOST PACKET: the ACK covers data the other direction was never seen to send
-    if is_ack and st[v + HAS_MAXSEQTBA] != 0 and a > st[v + MAXSEQTOBEACKED]:
+    if is_ack and st[v + MAXSEQTOBEACKED] != NOT_SEEN and a > st[v + MAXSEQTOBEACKED]:
         if st[v + MAXSEQTOBEACKED] > st[v + NEXTSEQ]:
             st[v + MAXSEQTOBEACKED] = st[v + NEXTSEQ]
             ev |= ACK_LOST_SEGMENT
@@ -197,11 +194,10 @@ def advance_sequence(  # type: ignore[no-untyped-def]  # pragma: no cover - comp
             st[o + FIRST_SEQ] = s
         nxt = end
         st[o + NEXTSEQ] = end
-        st[o + HAS_NEXTSEQ] = 1
         st[o + NEXTSEQTIME] = t
-    if (st[o + HAS_MAXSEQTBA] == 0 or s == st[o + MAXSEQTOBEACKED]) and not probe:
+    tba = st[o + MAXSEQTOBEACKED]
+    if (tba == NOT_SEEN or s == tba) and not probe:
         st[o + MAXSEQTOBEACKED] = nxt
-        st[o + HAS_MAXSEQTBA] = 1
     return nxt
 
 
@@ -211,7 +207,9 @@ def bytes_in_flight(st, o, v, ln, nxt, syn_fin):  # type: ignore[no-untyped-def]
     ACK, minus what the peer holds according to its last SACK blocks; -1 when not valid."""
     flight_out = -1
     if ln > 0 and st[o + VALID_BIF] != 0:
-        low = st[v + MAXACK] if st[v + HAS_MAXACK] != 0 else st[o + FIRST_SEQ]
+        low = st[v + MAXACK]
+        if low == NOT_SEEN:
+            low = st[o + FIRST_SEQ]
         top = nxt
         flight = top - low
         for j in range(st[v + SACKS]):

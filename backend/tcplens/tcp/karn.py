@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcplens.tcp.compiled import inline_kernel
-from tcplens.tcp.walk_state import MAXACK, Q_HEAD, Q_TAIL, SACK_CURSOR
+from tcplens.tcp.walk_state import MAXACK, Q_HEAD, Q_TAIL, SACK_CURSOR, SACK_HI
 
 # A row's Karn word: NOT_QUEUED, or its span (sequence numbers it takes: payload, plus one for
 # SYN or FIN; a payload is at most 65,535 bytes, the IP length fields are 16-bit) with flags
@@ -63,9 +63,7 @@ def time_ack(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     i,
     a,
     t,
-    has_maxack,
     n_blocks,
-    blocks,
     peer_next,
     karn_rows,
     out_seq,
@@ -75,13 +73,13 @@ def time_ack(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     rtt_base,
     n_rtt,
 ):
-    """ACK ``i`` (``a``, time ``t``, SACK ``blocks`` relative to the ISN) of the direction with
-    state row ``o`` times the peer's (``v``) queued segments it covers, the peer's rows before
+    """ACK ``i`` (``a``, time ``t``, ``n_blocks`` SACK blocks, already in the state row ``o``
+    of its direction) times the peer's (``v``) queued segments it covers, the peer's rows before
     ``peer_next`` walked: the samples go to ``rtt_ack``/``rtt_sent`` from ``rtt_base + n_rtt``;
     returns the new count ``n_rtt``."""
     # RTT (RFC 6298 Karn): an ACK that advances times the newest segment it covers,
     # unless a segment in the newly covered range was sent more than once
-    if not has_maxack or a > st[o + MAXACK]:
+    if a > st[o + MAXACK]:  # (NOT_SEEN before the first ACK)
         newest = -1
         clean = True
         e = st[v + Q_HEAD]
@@ -92,7 +90,7 @@ def time_ack(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 if out_seq[ue] + (k & SPAN) > a:
                     break
                 newest = e
-                clean = clean and (k & AMBIGUOUS) == 0
+                clean &= (k & AMBIGUOUS) == 0  # (no short-circuit branch)
             e += 1
         st[v + Q_HEAD] = e
         if e == peer_next and st[v + Q_TAIL] >= 0:  # the queue ran empty
@@ -103,8 +101,8 @@ def time_ack(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             rtt_sent[np.uint64(rtt_base + n_rtt)] = newest
             n_rtt += 1
     # SACK (RFC 2018 §4): the first block ends at the most recently received segment
-    if n_blocks > 0 and blocks[0, 1] > a:
-        right = blocks[0, 1]
+    if n_blocks > 0 and st[o + SACK_HI] > a:
+        right = st[o + SACK_HI]
         e = st[v + SACK_CURSOR]
         if e < 0 or out_seq[np.uint64(e)] + (karn_rows[np.uint64(e)] & SPAN) > right:
             e = st[v + Q_HEAD]

@@ -17,20 +17,16 @@ ISN = 0  # the direction's ISN (Wireshark's base_seq) ...
 SEQ_REL = 1  # ... and its last sequence number relative to it, unwrapped
 PEER_ISN = 2  # the same for its acknowledgment numbers (relative to the peer's ISN)
 ACK_REL = 3
-NEXTSEQ = 4  # next expected sequence number (nextseq), if HAS_NEXTSEQ
-HAS_NEXTSEQ = 5
+NEXTSEQ = 4  # next expected sequence number (nextseq), NOT_SEEN before one
 NEXTSEQTIME = 6
-LASTACK = 7  # ACK of the direction's last packet, if HAS_LASTACK (it carried one)
-HAS_LASTACK = 8
+LASTACK = 7  # ACK of the direction's last packet, NOT_SEEN if it carried none
 LASTACKTIME = 9
-MAXACK = 10  # highest ACK sent by the direction, if HAS_MAXACK
-HAS_MAXACK = 11
+MAXACK = 10  # highest ACK sent by the direction, NOT_SEEN before one
 WIN = 12  # last advertised window (raw), -1 before the first packet
 WIN_FROM_SYN = 14  # ... and it came with a SYN (never scaled)
 DUPACKNUM = 15
 LASTSEGFLAGS = 16  # events of the direction's last packet
-MAXSEQTOBEACKED = 17  # if HAS_MAXSEQTBA
-HAS_MAXSEQTBA = 18
+MAXSEQTOBEACKED = 17  # NOT_SEEN before one
 VALID_BIF = 19  # Wireshark 4.0: bytes in flight valid until a capture gap
 FIRST_SEQ = 20  # first sequence number the direction sent
 SACKS = 21  # number of SACK blocks of its last ACK, their edges relative to the peer's ISN:
@@ -54,6 +50,10 @@ MSS = 45  # MSS option of its SYN, -1 without
 SACK_PERM = 46  # its SYN offered SACK
 HAS_SYN = 48
 NO_ROW = np.int64(1 << 62)  # beyond every row
+# a relative sequence or ACK number field not set yet: below every real one (they are within
+# +-2**62 of 0), so "not set, or below x" is one comparison and no separate "has" field is
+# loaded and stored per packet
+NOT_SEEN = np.int64(-(1 << 62))
 N_STATE = 64  # fields per direction (a power of two: a row is 512 bytes)
 
 
@@ -66,6 +66,10 @@ def start_flow(st, isn, f, offsets, sack_offsets):  # type: ignore[no-untyped-de
         # the first sequence number is relative to the ISN, the first ACK to the peer's
         st[o + ISN] = np.int64(isn[f, d])
         st[o + PEER_ISN] = np.int64(isn[f, 1 - d])
+        st[o + NEXTSEQ] = NOT_SEEN
+        st[o + LASTACK] = NOT_SEEN
+        st[o + MAXACK] = NOT_SEEN
+        st[o + MAXSEQTOBEACKED] = NOT_SEEN
         st[o + VALID_BIF] = 1
         st[o + DATA_FIRST_NS] = -1
         st[o + DATA_LAST_NS] = -1
