@@ -187,6 +187,11 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             i1 = end0
             r0 = np.int64(rows[np.uint64(i0)]) if i0 < end0 else NO_ROW
             r1 = np.int64(rows[np.uint64(i1)]) if i1 < end1 else NO_ROW
+            # and the row after each, loaded when its direction moves on: the next choice then
+            # waits for no load (a row loaded just then sat on the chain from one packet's
+            # choice to the next one's: the pass's hottest instruction under perf)
+            n0 = np.int64(rows[np.uint64(min(i0 + 1, last))])
+            n1 = np.int64(rows[np.uint64(min(i1 + 1, last))])
             for _ in range(first, end1):
                 # the next packet in capture order: the earlier of the two directions' next ones
                 # (the directions alternate unpredictably: selects, the compiler's choice)
@@ -194,14 +199,14 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 fw = np.uint8(later)
                 r = min(r0, r1)
                 i = i1 if later else i0
-                nxt_i = i + 1
-                nxt_r = np.int64(rows[np.uint64(min(nxt_i, last))])
                 if later:
-                    i1 = nxt_i
-                    r1 = nxt_r if nxt_i < end1 else NO_ROW
+                    i1 = i + 1
+                    r1 = n1 if i1 < end1 else NO_ROW
+                    n1 = np.int64(rows[np.uint64(min(i1 + 1, last))])
                 else:
-                    i0 = nxt_i
-                    r0 = nxt_r if nxt_i < end0 else NO_ROW
+                    i0 = i + 1
+                    r0 = n0 if i0 < end0 else NO_ROW
+                    n0 = np.int64(rows[np.uint64(min(i0 + 1, last))])
                 ur = np.uint64(r)  # unsigned indices: no negative-index wraparound per access
                 rv = fw ^ np.uint8(1)
                 o = np.int64(fw) * N_STATE  # this direction's state row ...
