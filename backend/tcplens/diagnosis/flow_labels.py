@@ -197,7 +197,8 @@ def gather_transfer(  # type: ignore[no-untyped-def]
     carrying an ACK, this direction's data->ACK RTT samples and the timestamp echoes through
     the sender, the receiver's zero-window spans. Times in seconds since ``origin`` (ns).
 
-    ``seg`` = (offsets, time_ns, frame, seq, payload_len, ack, window, flags) of Segments,
+    ``seg`` = (offsets, time_ns, frame, seq, payload_len, ack, window, flags) of Segments (seq
+    and ack mod 2**32, unwrapped here as each direction is read in order),
     ``rtt`` = (kind, direction, time_ns, rtt_ns) of RttSamples (rows ``rtt_lo:rtt_hi`` are
     this flow's), ``zw`` = (start_ns, end_ns, start_frame, end_frame, reopened, direction) of
     ZeroWindowSpans (``zw_rows`` this flow's, in their order); ``codes`` = (ACK flag,
@@ -273,12 +274,15 @@ def _gather_data(f, d, origin, seg, resent_flag, samples, rcv_mss, sender_lag_ns
     seq_end = np.empty(b - a, np.int64)
     retrans = np.empty(b - a, np.bool_)
     n = 0
+    s = np.int64(0)
     for r in range(a, b):
+        # Segments.seq holds the number mod 2**32: the direction's running unwrap (model.unwrap)
+        s += np.int64(np.int32(np.int64(seqs[r]) - s))
         if payload[r] > 0:
             t[n] = (time_ns[r] - origin) / 1e9
             fr[n] = frame[r]
-            seq[n] = seqs[r]
-            seq_end[n] = seqs[r] + payload[r]
+            seq[n] = s
+            seq_end[n] = s + payload[r]
             retrans[n] = (flags[r] & resent_flag) != 0
             n += 1
     t, fr, seq, seq_end, retrans = t[:n], fr[:n], seq[:n], seq_end[:n], retrans[:n]
@@ -308,11 +312,13 @@ def _gather_acks(f, d, origin, seg, zw, zw_rows, rcv_scale, codes):  # type: ign
     win = np.empty(b - a, np.int64)
     ack_payload = np.empty(b - a, np.int64)
     m = 0
+    k = np.int64(0)
     for r in range(a, b):
         if (flags[r] & ack_flag) != 0:
+            k += np.int64(np.int32(np.int64(acks[r]) - k))  # unwrapped (see _gather_data)
             ack_t[m] = (time_ns[r] - origin) / 1e9
             ack_frame[m] = frame[r]
-            ack[m] = acks[r]
+            ack[m] = k
             # An unknown scale leaves a window's size unknown (-1), except zero: zero scaled
             # is still zero.
             w = np.int64(window[r])

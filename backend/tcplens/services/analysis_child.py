@@ -50,9 +50,9 @@ def write_series(
         # Seconds from the capture's first packet, the origin of every *_s in the report.
         "time_s": (seg.time_ns - origin_ns) / 1e9,
         "frame": seg.frame,
-        "seq": seg.seq,
+        "seq": seg.unwrapped_seq(),  # (int64, as the graphs read them)
         "payload_len": seg.payload_len,
-        "ack": seg.ack,
+        "ack": seg.unwrapped_ack(),
         "window": seg.window,
         "bytes_in_flight": seg.bytes_in_flight,
         "flags": seg.tcp_flags,  # (without the analysis' bits above them: model.TCP_FLAGS)

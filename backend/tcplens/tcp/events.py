@@ -237,7 +237,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 rel = st[o + SEQ_REL]
                 s = rel + np.int64(np.int32(np.int64(raw) - st[o + ISN] - rel))
                 st[o + SEQ_REL] = s
-                out_seq[u] = s
+                out_seq[u] = np.int32(s)  # mod 2**32 (model.Segments.seq)
                 a = np.int64(0)
                 if is_ack:
                     raw = tcp_ack[ur]
@@ -263,7 +263,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                             # its own packet, so they go straight to its state row
                             st[o + SACK_LO + j] = a + np.int64(left)
                             st[o + SACK_HI + j] = a + np.int64(right)
-                out_ack[u] = a
+                out_ack[u] = np.int32(a)
 
                 # handshake: Wireshark's window-scale rules, MSS, SACK-permitted, ts_first_rtt
                 (syn_i, synack_i, hsack_i, last_syn_time, first_rtt) = follow_handshake(

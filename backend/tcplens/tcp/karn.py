@@ -10,6 +10,8 @@ not a linked list: it is the direction's rows from ``Q_HEAD`` on that carry a sp
 Karn word (``karn_rows``, one int32 per Segments row, written as the walk passes the row) says
 whether the row was queued and how far it reaches. A walk then reads the next row, not a link
 it first has to load, and a row's end is two loads (its sequence number and span), not four.
+A row's sequence number is stored mod 2**32 (``Segments.seq``): :func:`near` reads it back
+next to the number it is compared with.
 """
 
 from __future__ import annotations
@@ -31,6 +33,15 @@ CHAIN_END = 1 << 30
 
 
 @inline_kernel
+def near(stored, ref):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """The number whose low 32 bits are ``stored`` nearest to ``ref`` (int64): the serial
+    arithmetic of RFC 1982, Wireshark's LT_SEQ/GT_SEQ (packet-tcp.c). Exact while the two are
+    less than 2**31 apart: a queued segment is unacknowledged data, within the window
+    (< 2**30, RFC 7323 §2.3) of the numbers it is compared with."""
+    return ref + np.int64(np.int32(np.int64(stored) - ref))
+
+
+@inline_kernel
 def queue_sent(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     st, o, i, s, end, advances, has_nxt, nxt, karn_rows, out_seq
 ):
@@ -47,9 +58,10 @@ def queue_sent(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         ue = np.uint64(e)  # (unsigned: no negative-index wraparound per access)
         k = karn_rows[ue]
         if k >= 0:
-            if out_seq[ue] >= end:
+            seq_e = near(out_seq[ue], end)
+            if seq_e >= end:
                 break
-            if out_seq[ue] + (k & SPAN) > s:
+            if seq_e + (k & SPAN) > s:
                 karn_rows[ue] = k | AMBIGUOUS
         e += 1
     return NOT_QUEUED
@@ -87,7 +99,7 @@ def time_ack(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             ue = np.uint64(e)
             k = karn_rows[ue]
             if k >= 0:
-                if out_seq[ue] + (k & SPAN) > a:
+                if near(out_seq[ue], a) + (k & SPAN) > a:
                     break
                 newest = e
                 clean &= (k & AMBIGUOUS) == 0  # (no short-circuit branch)
@@ -104,14 +116,14 @@ def time_ack(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     if n_blocks > 0 and st[o + SACK_HI] > a:
         right = st[o + SACK_HI]
         e = st[v + SACK_CURSOR]
-        if e < 0 or out_seq[np.uint64(e)] + (karn_rows[np.uint64(e)] & SPAN) > right:
+        if e < 0 or near(out_seq[np.uint64(e)], right) + (karn_rows[np.uint64(e)] & SPAN) > right:
             e = st[v + Q_HEAD]
         # the first queued segment from there that reaches the block's right edge
         while e < peer_next:
             ue = np.uint64(e)
             k = karn_rows[ue]
             if k >= 0:
-                end_e = out_seq[ue] + (k & SPAN)
+                end_e = near(out_seq[ue], right) + (k & SPAN)
                 if end_e >= right:
                     st[v + SACK_CURSOR] = e
                     if end_e == right and (k & (AMBIGUOUS | SACKED)) == 0:

@@ -19,7 +19,9 @@ Conventions
   sequence number minus one (Wireshark, bug 1542). ``ack`` and SACK edges are relative to the
   *other* direction's ISN, so ``ack`` can be compared directly with the reverse direction's
   ``seq``. Unwrapping follows RFC 1982 serial arithmetic: consecutive values of one direction
-  are assumed to be less than 2**31 apart.
+  are assumed to be less than 2**31 apart. :class:`Segments` stores them in 32 bits, the
+  unwrapped number mod 2**32 (which *is* the number while a direction stays within 2 GiB of
+  its ISN); :func:`unwrap` gives back the int64 numbers.
 * Absent values use explicit sentinels, never a silent 0: ``-1`` for absent times, frames,
   window scales, MSS and handshake RTTs; :data:`UNKNOWN` for a signed quantity that cannot be
   known (e.g. window headroom when the window scale was not captured).
@@ -214,9 +216,13 @@ class Segments:
     # derived is stored: fresh memory is the main per-packet cost of the analysis (issue 4)
     frame: U32  # 1-based frame number, as Wireshark; the packet's PacketTable row is frame - 1
     time_ns: I64
-    seq: I64  # relative, unwrapped (see module doc); SYN at 0, first data byte at 1
+    # Relative sequence number (see module doc; SYN at 0, first data byte at 1) and ack
+    # (relative to the other direction's ISN; meaningful when flags & ACK, 0 without), each
+    # mod 2**32: 4 bytes each instead of 8 (issue 4). Exact as they are for a direction within
+    # 2 GiB of its ISN; :meth:`unwrapped_seq` / :meth:`unwrapped_ack` give the int64 numbers.
+    seq: I32
     payload_len: I32  # TCP payload bytes (from IP lengths, so exact under a snaplen)
-    ack: I64  # relative to the other direction's ISN; meaningful when flags & ACK
+    ack: I32
     window: I32  # advertised receive window in bytes, scaled (raw if the scale is unknown);
     # at most 65535 << 14 < 2**31 (RFC 7323 §2.3)
     flags: U16  # TCP flags as in PacketTable.tcp_flags (TCP_FLAGS), plus sack_count, RESENT_FLAG
@@ -281,6 +287,18 @@ class Segments:
         tcp: U16 = self.flags & np.uint16(TCP_FLAGS)
         return tcp
 
+    def unwrapped_seq(self) -> I64:
+        """Relative sequence numbers as int64 (:func:`unwrap`): an array made on demand."""
+        return unwrap(self.seq, self.offsets)
+
+    def unwrapped_ack(self) -> I64:
+        """Relative acknowledgment numbers as int64, 0 without the ACK flag (:func:`unwrap` of
+        the rows with it): an array made on demand."""
+        acked = np.flatnonzero((self.flags & ACK) != 0)
+        out: I64 = np.zeros(len(self), np.int64)
+        out[acked] = unwrap(self.ack[acked], np.searchsorted(acked, self.offsets))
+        return out
+
     @property
     def sack_count(self) -> U8:
         """0..4 SACK blocks carried by each packet (``flags`` from ``SACK_COUNT_SHIFT``): an
@@ -306,7 +324,7 @@ class Segments:
     def sack_edges(self) -> tuple[I64, I64]:
         """Left and right edges of every SACK block, relative to the other direction's ISN
         like ``ack`` (rows as :meth:`sack_rows`)."""
-        ack = self.ack[self.sack_rows()]
+        ack = self.unwrapped_ack()[self.sack_rows()]
         left: I64 = ack + self.sack_left_from_ack
         right: I64 = ack + self.sack_right_from_ack
         return left, right
@@ -315,8 +333,32 @@ class Segments:
     def end_seq(self) -> I64:
         """Sequence number after the segment: payload plus one for SYN and FIN (RFC 9293)."""
         syn_or_fin = ((self.flags & 0x03) != 0).astype(np.int64)
-        end: I64 = self.seq + self.payload_len.astype(np.int64) + syn_or_fin
+        end: I64 = self.unwrapped_seq() + self.payload_len.astype(np.int64) + syn_or_fin
         return end
+
+
+def unwrap(low: I32, offsets: I64) -> I64:
+    """The int64 numbers of each slice ``offsets[k] : offsets[k + 1]`` of ``low`` (their low 32
+    bits): from 0, each step to the next as a signed 32-bit difference (RFC 1982), the running
+    sum the per-packet pass itself keeps (:mod:`tcplens.tcp.events`), so exact; a slice's first
+    number is its own step from 0.
+
+    >>> unwrap(np.array([1, 2**31 - 1, -2**31 + 9, 5], np.int32), np.array([0, 3, 4])).tolist()
+    [1, 2147483647, 2147483657, 5]
+    """
+    n = low.shape[0]
+    if n == 0:
+        return np.zeros(0, np.int64)
+    step = np.empty(n, np.int32)
+    step[0] = low[0]
+    np.subtract(low[1:], low[:-1], out=step[1:])  # int32: wraps, i.e. mod 2**32, signed
+    first = offsets[:-1][offsets[:-1] < offsets[1:]]  # the slices' first rows (non-empty ones)
+    step[first] = low[first]
+    total: I64 = np.cumsum(step, dtype=np.int64)
+    # each slice from 0: minus the sum of the slices before it
+    before = total[first] - low[first]
+    total -= np.repeat(before, np.diff(np.append(first, n)))
+    return total
 
 
 @dataclass(frozen=True)

@@ -86,9 +86,9 @@ def build_segments(
     dense = empty_columns(
         {
             "time_ns": (n, np.int64),
-            "seq": (n, np.int64),
+            "seq": (n, np.int32),
             "payload_len": (n, np.int32),
-            "ack": (n, np.int64),
+            "ack": (n, np.int32),
             "window": (n, np.int32),
             "flags": (n, np.uint16),
             "sack_left_from_ack": (n_blocks, np.int32),

@@ -102,7 +102,7 @@ def window_headroom(seg: Segments, flows: Flows) -> I32:
     data, row = data[ok], row[ok]
     ok = (seg.flags[row] & ACK) != 0
     data, row = data[ok], row[ok]
-    end = seg.seq[data] + seg.payload_len[data]
-    room = seg.ack[row] + seg.window[row] - end
+    end = seg.unwrapped_seq()[data] + seg.payload_len[data]
+    room = seg.unwrapped_ack()[row] + seg.window[row] - end
     out[data] = np.clip(room, -HEADROOM_LIMIT, HEADROOM_LIMIT)
     return out

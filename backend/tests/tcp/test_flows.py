@@ -106,7 +106,9 @@ def test_sequence_numbers_unwrap_across_any_number_of_wraps(isn: int, steps: lis
         offset += step
         segs.append(Seg(1 + i, True, offset, length=0, isn=(isn, 5000)))
     s = analyze_tcp(table(segs)).segments
-    assert s.seq.tolist() == [0, *np.cumsum(steps).tolist()]
+    expected = [0, *np.cumsum(steps).tolist()]
+    assert s.unwrapped_seq().tolist() == expected
+    assert (s.seq.view(np.uint32) == np.array(expected) % 2**32).all()  # stored in 32 bits
 
 
 def test_thousands_of_connections_keep_first_packet_order() -> None:

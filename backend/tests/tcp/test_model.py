@@ -79,8 +79,8 @@ def _segments(offsets: list[int]) -> Segments:
     """Segments with only ``offsets`` meaningful (every column zeros of its type)."""
     n = offsets[-1]
     columns = {
-        "frame": np.uint32, "time_ns": np.int64, "seq": np.int64, "payload_len": np.int32,
-        "ack": np.int64, "window": np.int32, "flags": np.uint16, "events": np.uint16,
+        "frame": np.uint32, "time_ns": np.int64, "seq": np.int32, "payload_len": np.int32,
+        "ack": np.int32, "window": np.int32, "flags": np.uint16, "events": np.uint16,
         "bytes_in_flight": np.int32,
     }  # fmt: skip
     arrays: dict[str, Any] = {name: np.zeros(n, t) for name, t in columns.items()}
@@ -109,7 +109,7 @@ def test_flow_and_direction_come_from_the_offsets() -> None:
 def test_sack_edges_are_relative_to_the_isn_like_ack() -> None:
     seg = dataclasses.replace(
         _segments([0, 3, 3]),
-        ack=np.array([1, 101, 201], np.int64),
+        ack=np.array([1, 101, 201], np.int32),
         flags=np.array(
             [0x10, 0x10 | 2 << SACK_COUNT_SHIFT, 0x10 | 1 << SACK_COUNT_SHIFT], np.uint16
         ),
