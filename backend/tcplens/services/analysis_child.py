@@ -29,7 +29,6 @@ from tcplens.report import analyse_capture
 from tcplens.services.flow_rows import write_flow_rows
 from tcplens.storage.series import DIRECTIONS, OVERVIEW_POINTS, overview_rows, write_series_file
 from tcplens.tcp.model import TcpAnalysis
-from tcplens.tcp.resent import resent_segments
 
 
 def write_series(
@@ -135,7 +134,7 @@ def graph_columns(analysis: TcpAnalysis) -> dict[str, npt.NDArray[Any]]:
     return {
         # Every data segment that re-sends sequence space: what the graphs mark as retransmissions,
         # the same count as the flow's ``retransmissions`` (tcp/resent.py), 1/0.
-        "resent": resent_segments(seg).astype(np.uint8),
+        "resent": seg.resent.astype(np.uint8),
         "sack_count": sack_count,
         **sack,
         "rtt_s": rtt_s,

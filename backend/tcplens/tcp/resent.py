@@ -7,6 +7,10 @@ packet-tcp.c ``tcp_analyze_sequence_number``), which is how SACK recovery looks 
 sender-side capture — 63 of the 67 re-sent segments of lossy_download. The ``events`` column
 keeps Wireshark's names; this count is about the bytes themselves.
 
+The per-packet pass (:mod:`tcplens.tcp.events`) applies the same rule as it walks each flow and
+stores it as ``RESENT_FLAG`` of ``Segments.flags``, read as :attr:`Segments.resent`
+(``backend/tests/tcp/test_resent.py`` checks it against :func:`resent`).
+
 Example
 -------
 >>> import numpy as np
@@ -19,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from tcplens.tcp.model import KEEP_ALIVE, RETRANSMISSION, ZERO_WINDOW_PROBE, Segments
+from tcplens.tcp.model import KEEP_ALIVE, RETRANSMISSION, ZERO_WINDOW_PROBE
 
 I64 = npt.NDArray[np.int64]
 B = npt.NDArray[np.bool_]
@@ -58,13 +62,3 @@ def resent(
     out |= (events & RETRANSMISSION) != 0
     out &= (events & (KEEP_ALIVE | ZERO_WINDOW_PROBE)) == 0
     return out
-
-
-def resent_segments(seg: Segments) -> B:
-    """:func:`resent` over every direction of every flow, one row per segment (False: no data).
-
-    The per-packet pass (:mod:`tcplens.tcp.events`) applies the same rule as it walks each
-    flow and stores it as ``RESENT_FLAG`` of :attr:`Segments.flags`; this is that bit
-    (``backend/tests/tcp/test_resent.py`` checks it against :func:`resent`).
-    """
-    return seg.resent
