@@ -9,6 +9,7 @@ import numpy.typing as npt
 import pytest
 
 from tcplens.capture import read_capture
+from tcplens.capture.table import OPTION_SACK_BLOCKS, OPTION_TIMESTAMPS
 from tcplens.tcp.analyze import analyze_tcp
 from tcplens.tcp.model import (
     RTT_DATA_ACK,
@@ -18,6 +19,7 @@ from tcplens.tcp.model import (
     VANTAGE_NAMES,
 )
 from tcplens.tcp.path_rtt import FEW, SAMPLE, order_stats, select
+from tcplens.tcp.timestamps import _any_timestamps
 from tests.capture.shared_captures import LAB, SHARED_CAPTURES, require
 from tests.tcp.synthetic import CLIENT, SERVER, Seg, handshake, table
 
@@ -75,6 +77,37 @@ def test_timestamp_echo_gives_a_sample() -> None:
     segs += [Seg(20.5, True, 1 + MSS, ack=1, length=MSS, ts=(500, 90))]
     segs += [Seg(32, False, 1, ack=2 * MSS + 1, ts=(91, 500))]  # frame 6 echoes 500
     assert samples(segs, RTT_TIMESTAMP) == [(6, 12.0)]
+
+
+def test_timestamps_first_seen_late_in_the_capture_still_give_samples() -> None:
+    """A capture without the option skips the pairing pass: one whose first timestamps come
+    thousands of packets in (after other flows without them) is not taken for one."""
+    plain = handshake() + [Seg(20 + i, True, 1 + i * MSS, ack=1, length=MSS) for i in range(1500)]
+    later = [
+        *handshake(t0=2000.0),
+        Seg(2020, True, 1, ack=1, length=MSS, ts=(500, 90)),
+        Seg(2032, False, 1, ack=MSS + 1, ts=(91, 500)),
+    ]
+    client = (CLIENT[0], CLIENT[1] + 1)  # a second connection of the same hosts
+    for s in later:
+        s.src, s.dst = (client, SERVER) if s.from_client else (SERVER, client)
+    segs = plain + later
+    r = analyze_tcp(table(segs)).rtt
+    echo = len(segs)  # the last frame echoes the TSval the one before it carried
+    assert [(int(f), int(s)) for f, s in zip(r.frame, r.sent_frame, strict=True) if f == echo] == [
+        (echo, echo - 1),
+        (echo, echo - 1),
+    ]
+    assert sorted(r.kind[r.frame == echo].tolist()) == [RTT_DATA_ACK, RTT_TIMESTAMP]
+
+
+@pytest.mark.parametrize("at", [None, 0, 1023, 1024, 5000, 9999])
+def test_any_timestamps_finds_one_row_anywhere(at: int | None) -> None:
+    options = np.full(10_000, OPTION_SACK_BLOCKS, np.uint8)  # every other option bit set
+    if at is not None:
+        options[at] |= OPTION_TIMESTAMPS
+    assert _any_timestamps(options) is (at is not None)
+    assert not _any_timestamps(options[:0])
 
 
 def test_flow_rtt_is_the_path_round_trip_on_every_lab_capture() -> None:
