@@ -199,8 +199,8 @@ def gather_transfer(  # type: ignore[no-untyped-def]
 
     ``seg`` = (offsets, time_ns, frame, seq, payload_len, ack, window, flags) of Segments (seq
     and ack mod 2**32, unwrapped here as each direction is read in order),
-    ``rtt`` = (kind, direction, time_ns, rtt_ns) of RttSamples (rows ``rtt_lo:rtt_hi`` are
-    this flow's), ``zw`` = (start_ns, end_ns, start_frame, end_frame, reopened, direction) of
+    ``rtt`` = (kind, direction, row, rtt_ns) of RttSamples (rows ``rtt_lo:rtt_hi`` are
+    this flow's) and Segments.time_ns (a sample's time is its row's), ``zw`` = (start_ns, end_ns, start_frame, end_frame, reopened, direction) of
     ZeroWindowSpans (``zw_rows`` this flow's, in their order); ``codes`` = (ACK flag,
     RTT_DATA_ACK, RTT_TIMESTAMP, RESENT_FLAG): a data segment's ``flags`` say whether it was
     re-sent (tcp.resent).
@@ -232,7 +232,7 @@ def _gather_samples(origin, rtt, rtt_lo, rtt_hi, codes):  # type: ignore[no-unty
     """A flow's RTT samples (rows ``rtt_lo:rtt_hi``) as its two transfers read them, in one
     pass: for each direction d, d's data->ACK samples and the timestamp echoes through d's
     sender (direction 1 - d's samples), times and round trips in seconds."""
-    kind, direction, r_time, r_rtt = rtt
+    kind, direction, r_row, r_rtt, seg_time = rtt
     kind_data_ack, kind_timestamp = codes[1], codes[2]
     size = rtt_hi - rtt_lo  # (one pass into arrays sized for every sample, then cut)
     own_t0, own_s0 = np.empty(size), np.empty(size)
@@ -243,16 +243,16 @@ def _gather_samples(origin, rtt, rtt_lo, rtt_hi, codes):  # type: ignore[no-unty
     for r in range(rtt_lo, rtt_hi):
         k, d = kind[r], direction[r]
         if k == kind_data_ack and d == 0:
-            own_t0[n_own0], own_s0[n_own0] = (r_time[r] - origin) / 1e9, r_rtt[r] / 1e9
+            own_t0[n_own0], own_s0[n_own0] = (seg_time[r_row[r]] - origin) / 1e9, r_rtt[r] / 1e9
             n_own0 += 1
         elif k == kind_data_ack and d == 1:
-            own_t1[n_own1], own_s1[n_own1] = (r_time[r] - origin) / 1e9, r_rtt[r] / 1e9
+            own_t1[n_own1], own_s1[n_own1] = (seg_time[r_row[r]] - origin) / 1e9, r_rtt[r] / 1e9
             n_own1 += 1
         elif k == kind_timestamp and d == 1:  # the other direction's TSval, echoed by sender 0
-            echo_t0[n_echo0], echo_s0[n_echo0] = (r_time[r] - origin) / 1e9, r_rtt[r] / 1e9
+            echo_t0[n_echo0], echo_s0[n_echo0] = (seg_time[r_row[r]] - origin) / 1e9, r_rtt[r] / 1e9
             n_echo0 += 1
         elif k == kind_timestamp and d == 0:
-            echo_t1[n_echo1], echo_s1[n_echo1] = (r_time[r] - origin) / 1e9, r_rtt[r] / 1e9
+            echo_t1[n_echo1], echo_s1[n_echo1] = (seg_time[r_row[r]] - origin) / 1e9, r_rtt[r] / 1e9
             n_echo1 += 1
     return (
         (own_t0[:n_own0], own_s0[:n_own0], echo_t0[:n_echo0], echo_s0[:n_echo0]),

@@ -78,7 +78,8 @@ class KernelColumns:
             seg.offsets, seg.time_ns, seg.frame, seg.seq, seg.payload_len, seg.ack, seg.window,
             seg.flags,
         )  # fmt: skip
-        self.rtt = (rtt.kind, rtt.direction, rtt.time_ns, rtt.rtt_ns)
+        # (a sample's time is its completing packet's, read through its Segments row)
+        self.rtt = (rtt.kind, rtt.direction, rtt.row, rtt.rtt_ns, seg.time_ns)
         # (keys of the column's own type: int64 keys would make numpy copy the column to int64)
         self.rtt_bounds = rtt.offsets
         self.zw = (

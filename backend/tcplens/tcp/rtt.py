@@ -71,9 +71,8 @@ def rtt_samples(
         empty(k, np.uint8, dense=True),
         empty(k, np.uint8, dense=True),
         empty(k, np.int64, dense=True),
-        empty(k, np.int64, dense=True),
-        empty(k, np.uint32, dense=True),
-        empty(k, np.uint32, dense=True),
+        empty(k, np.int32, dense=True),
+        empty(k, np.int32, dense=True),
     )
     kept = _merge(
         facts.chunks,
@@ -105,15 +104,16 @@ def rtt_samples(
         for column in columns:
             column[:k] = column[source]
     k = int(out[-1])
-    direction, kind, time_ns, rtt_ns, frame, sent_frame = (c[:k] for c in columns)
+    direction, kind, rtt_ns, row, sent_row = (c[:k] for c in columns)
     rtt = RttSamples(
         offsets=out,
         direction=direction,
         kind=kind,
-        time_ns=time_ns,
         rtt_ns=rtt_ns,
-        frame=frame,
-        sent_frame=sent_frame,
+        row=row,
+        sent_row=sent_row,
+        segment_time_ns=seg.time_ns,
+        segment_frame=seg.frame,
     )
     path = PathRtt(
         min_ns=stats[:, 0].copy(),
@@ -189,7 +189,7 @@ def _merge(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     timestamp, then handshake samples, as the kinds are numbered), negative samples dropped,
     written from row ``room[f]`` on; the path RTT (:func:`path_rtt`). Returns each flow's
     number of samples kept."""
-    sent_dir, kind_of, t_of, rtt_of, ack_frame, sent_frame = columns
+    sent_dir, kind_of, rtt_of, ack_row, sent_row = columns
     kept = np.empty(syn.shape[0], np.int64)
     for c in numba.prange(chunks.shape[0] - 1):
         h_ack = np.empty(2, np.int64)  # per chunk: see _handshake_samples
@@ -271,10 +271,9 @@ def _merge(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 u = np.uint64(o)  # unsigned: numba adds no negative-index wraparound per store
                 sent_dir[u] = 0 if s < lo1 else 1
                 kind_of[u] = kind
-                t_of[u] = time_ns[a]
                 rtt_of[u] = rt
-                ack_frame[u] = bf
-                sent_frame[u] = frame[s]
+                ack_row[u] = np.int32(a)  # (the frame and time are read through it)
+                sent_row[u] = np.int32(s)
                 o += 1
             kept[f] = o - room[f]
             stats[f, 3] = min0

@@ -113,7 +113,7 @@ def test_the_analysis_arrays_take_the_pages_of_the_columns_it_is_done_with() -> 
     assert _region(packets.ts_val) == _region(packets.ts_ecr) == after_flows
     analysis = analyze_tcp(packets, capture.info.first_ts_ns, consume=True)
     seg, rtt = analysis.segments, analysis.rtt
-    assert rtt.time_ns.shape[0] > 100 and len(seg) > 1000
+    assert len(rtt) > 100 and len(seg) > 1000
     # the Segments are made once the flows are assigned: their columns fill that block, the
     # largest first (``tcp.compiled.empty_columns``), so what is left of it is less than any
     # column that did not fit (not the frame column: it is the flow layout's rows, overwritten
@@ -126,9 +126,11 @@ def test_the_analysis_arrays_take_the_pages_of_the_columns_it_is_done_with() -> 
     assert inside and outside
     left = after_flows[1] - sum(-(-a.nbytes // 64) * 64 for a in inside)  # (64-byte aligned)
     assert 0 <= left < min(a.nbytes for a in outside)
-    # the RTT samples once the per-packet pass is done
-    assert _region(rtt.time_ns) == after_events
+    # the RTT samples once the per-packet pass is done (their times and frames are read through
+    # their rows from the Segments' columns)
     assert _region(rtt.rtt_ns) == after_events
+    assert _region(rtt.row) == _region(rtt.sent_row) == after_events
+    assert rtt.segment_time_ns is seg.time_ns
 
 
 def test_a_column_the_caller_holds_keeps_its_data_and_the_table_refuses_released_ones() -> None:
