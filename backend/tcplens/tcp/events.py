@@ -38,6 +38,7 @@ from tcplens.tcp.walk_state import (
     HAS_DATA,
     HAS_SYN,
     HAS_TS,
+    HSACK_I,
     ISN,
     LASTACK,
     LASTACKTIME,
@@ -55,7 +56,9 @@ from tcplens.tcp.walk_state import (
     SACK_PERM,
     SACKS,
     SEQ_REL,
+    SYN_I,
     SYN_NS,
+    SYNACK_I,
     VALID_BIF,
     WIN,
     WIN_FROM_SYN,
@@ -165,13 +168,8 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             n_rtt = 0
             n_zw = 0
             n_idle = 0
-            # per flow: handshake rows, Wireshark's ts_first_rtt, where the flow's next SACK
-            # block is searched from, FIN/RST seen
-            syn_i = np.int64(-1)
-            synack_i = np.int64(-1)
-            hsack_i = np.int64(-1)
-            last_syn_time = np.int64(-1)
-            first_rtt = np.int64(0)
+            # per flow: where the flow's next SACK block is searched from, FIN/RST seen (its
+            # handshake rows and Wireshark's ts_first_rtt are in the state: tcp.handshake)
             block_from = np.int64(0)
             fr = np.int64(0)
             prev_t = np.int64(0)
@@ -266,7 +264,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 out_ack[u] = np.int32(a)
 
                 # handshake: Wireshark's window-scale rules, MSS, SACK-permitted, ts_first_rtt
-                (syn_i, synack_i, hsack_i, last_syn_time, first_rtt) = follow_handshake(
+                follow_handshake(
                     st,
                     o,
                     v,
@@ -280,11 +278,6 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     hs_wscale,
                     hs_mss,
                     hs_sack_perm,
-                    syn_i,
-                    synack_i,
-                    hsack_i,
-                    last_syn_time,
-                    first_rtt,
                 )
 
                 own = st[o + WS]
@@ -295,7 +288,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
 
                 # Wireshark's tcp.analysis flags, from the state before this packet
                 ev, has_nxt, nxt = expert_events(
-                    st, o, v, s, a, ln, w, fl, t, is_ack, syn_fin, syn_fin_rst, first_rtt
+                    st, o, v, s, a, ln, w, fl, t, is_ack, syn_fin, syn_fin_rst
                 )
 
                 # a zero-window probe does not advance the expected sequence number
@@ -409,9 +402,9 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             for d in range(2):
                 if st[(1 - d) * N_STATE + HAS_SYN] != 0:  # (the client's, read last, wins)
                     first_syn_ns[f] = st[(1 - d) * N_STATE + SYN_NS]
-            syn_idx[f] = syn_i
-            synack_idx[f] = synack_i
-            hsack_idx[f] = hsack_i
+            syn_idx[f] = st[SYN_I]
+            synack_idx[f] = st[SYNACK_I]
+            hsack_idx[f] = st[HSACK_I]
             fin_rst[f] = fr
             for d in range(2):
                 o = np.int64(d) * N_STATE

@@ -53,6 +53,7 @@ from tcplens.tcp.model import (
 )
 from tcplens.tcp.walk_state import (
     DUPACKNUM,
+    FIRST_RTT,
     FIRST_SEQ,
     LASTACK,
     LASTACKTIME,
@@ -79,7 +80,7 @@ OUT_OF_ORDER_DEFAULT_NS = 3_000_000
 
 @inline_kernel
 def expert_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    st, o, v, s, a, ln, w, fl, t, is_ack, syn_fin, syn_fin_rst, first_rtt
+    st, o, v, s, a, ln, w, fl, t, is_ack, syn_fin, syn_fin_rst
 ):
     """The ``tcp.analysis`` flags of a packet of the direction whose state row is ``o`` (``v``
     the peer's): relative sequence number ``s``, ACK ``a``, payload ``ln``, raw window ``w``,
@@ -164,6 +165,7 @@ def expert_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compile
         not_advanced = has_nxt and s < nxt
         if ln > 1 and has_nxt and nxt - 1 == s:
             not_advanced = False
+        first_rtt = st[FIRST_RTT]
         ooo_thres = first_rtt if first_rtt > 0 else OUT_OF_ORDER_DEFAULT_NS
         end_flag = 1 if syn_fin else 0
         if (

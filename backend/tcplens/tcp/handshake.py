@@ -12,7 +12,19 @@ from __future__ import annotations
 import numpy as np
 
 from tcplens.tcp.compiled import inline_kernel
-from tcplens.tcp.walk_state import MSS, N_STATE, SACK_PERM, WS, first_at_or_after
+from tcplens.tcp.walk_state import (
+    FIRST_RTT,
+    HS_DONE,
+    HSACK_I,
+    LAST_SYN_TIME,
+    MSS,
+    N_STATE,
+    SACK_PERM,
+    SYN_I,
+    SYNACK_I,
+    WS,
+    first_at_or_after,
+)
 
 MAX_WINDOW_SHIFT = 14  # RFC 7323 §2.3: larger shifts are treated as 14
 
@@ -32,16 +44,14 @@ def follow_handshake(  # type: ignore[no-untyped-def]  # pragma: no cover - comp
     hs_wscale,
     hs_mss,
     hs_sack_perm,
-    syn_i,
-    synack_i,
-    hsack_i,
-    last_syn_time,
-    first_rtt,
 ):
     """Packet ``r`` (Segments row ``i``, direction ``fw``, state rows ``o`` and peer ``v``) in
     the handshake: its options into the state, and the flow's handshake rows, last SYN time and
-    first RTT, returned as ``(syn_i, synack_i, hsack_i, last_syn_time, first_rtt)``."""
+    first RTT into the flow's fields of the state (``SYN_I`` ... ``FIRST_RTT``: in the state,
+    not loop variables of the walk, they take no registers from its every packet; once the
+    first RTT and the client's ACK are known, an ACK reads one field, ``HS_DONE``)."""
     if is_syn:
+        synack_i = st[SYNACK_I]
         h = first_at_or_after(hs_rows, r, 0)
         found = h < hs_rows.shape[0] and hs_rows[h] == r
         opt_wscale = hs_wscale[h] if found else -1
@@ -50,7 +60,7 @@ def follow_handshake(  # type: ignore[no-untyped-def]  # pragma: no cover - comp
         opt = np.int64(min(opt_wscale, MAX_WINDOW_SHIFT))
         if not is_ack:
             if synack_i < 0:
-                syn_i = i
+                st[SYN_I] = i
             st[o + MSS] = opt_mss
             st[o + SACK_PERM] = opt_sack_perm
             if opt_wscale < 0:
@@ -58,9 +68,9 @@ def follow_handshake(  # type: ignore[no-untyped-def]  # pragma: no cover - comp
                 st[N_STATE + WS] = -2
             else:
                 st[o + WS] = opt
-            last_syn_time = t
+            st[LAST_SYN_TIME] = t
         elif synack_i < 0:
-            synack_i = i
+            st[SYNACK_I] = i
             st[o + MSS] = opt_mss
             st[o + SACK_PERM] = opt_sack_perm
             if opt_wscale < 0:
@@ -70,9 +80,10 @@ def follow_handshake(  # type: ignore[no-untyped-def]  # pragma: no cover - comp
                 st[o + WS] = -2
             else:
                 st[o + WS] = opt
-    elif is_ack:
-        if first_rtt == 0 and last_syn_time >= 0:
-            first_rtt = t - last_syn_time
-        if fw == 0 and synack_i >= 0 and hsack_i < 0:
-            hsack_i = i
-    return syn_i, synack_i, hsack_i, last_syn_time, first_rtt
+    elif is_ack and st[HS_DONE] == 0:
+        if st[FIRST_RTT] == 0 and st[LAST_SYN_TIME] >= 0:
+            st[FIRST_RTT] = t - st[LAST_SYN_TIME]
+        if fw == 0 and st[SYNACK_I] >= 0 and st[HSACK_I] < 0:
+            st[HSACK_I] = i
+        # (neither can change once both are set: a later SYN only moves LAST_SYN_TIME/SYNACK_I)
+        st[HS_DONE] = st[FIRST_RTT] != 0 and st[HSACK_I] >= 0

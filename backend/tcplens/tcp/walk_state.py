@@ -49,6 +49,15 @@ WS = 44  # window scale: -1 unknown, -2 scaling off (Wireshark's values), else t
 MSS = 45  # MSS option of its SYN, -1 without
 SACK_PERM = 46  # its SYN offered SACK
 HAS_SYN = 48
+# the flow's own fields, in spare fields of the first row (tcp.handshake): its handshake rows
+# (Segments rows, -1 none: Handshake.syn / synack / ack), its last SYN's time (-1 none),
+# Wireshark's ts_first_rtt (0 none) and whether the last two rows are final
+SYN_I = 5
+SYNACK_I = 8
+HSACK_I = 11
+LAST_SYN_TIME = 13
+FIRST_RTT = 18
+HS_DONE = 43
 NO_ROW = np.int64(1 << 62)  # beyond every row
 # a relative sequence or ACK number field not set yet: below every real one (they are within
 # +-2**62 of 0), so "not set, or below x" is one comparison and no separate "has" field is
@@ -81,6 +90,10 @@ def start_flow(st, isn, f, offsets, sack_offsets):  # type: ignore[no-untyped-de
         st[o + WIN] = -1
         st[o + WS] = -1
         st[o + MSS] = -1
+    st[SYN_I] = -1
+    st[SYNACK_I] = -1
+    st[HSACK_I] = -1
+    st[LAST_SYN_TIME] = -1
 
 
 @inline_kernel
