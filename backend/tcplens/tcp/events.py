@@ -52,7 +52,6 @@ from tcplens.tcp.walk_state import (
     RESENT,
     SACK_HI,
     SACK_LO,
-    SACK_NEXT,
     SACK_PERM,
     SACKS,
     SEQ_REL,
@@ -81,7 +80,6 @@ B = npt.NDArray[np.bool_]
 def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     chunks,
     offsets,
-    sack_offsets,
     rows,
     isn,
     ts_ns,
@@ -101,8 +99,6 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     block_right,
     opt_options,
     seg,
-    out_sack_left,
-    out_sack_right,
     karn_rows,
     rtt_ack,
     rtt_sent,
@@ -161,7 +157,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     for c in numba.prange(chunks.shape[0] - 1):
         st = np.empty(2 * N_STATE, np.int64)  # the flow's state (see N_STATE)
         for f in range(chunks[c], chunks[c + 1]):
-            start_flow(st, isn, f, offsets, sack_offsets)
+            start_flow(st, isn, f, offsets)
             first = offsets[2 * f]
             rtt_base = 2 * first
             zw_base = first
@@ -244,18 +240,13 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     st[o + ACK_REL] = a
                     n_blocks = sack_count
                     if n_blocks > 0:
-                        b = st[o + SACK_NEXT]
-                        st[o + SACK_NEXT] = b + n_blocks
                         e = first_at_or_after(block_row, r, block_from)
                         block_from = e + n_blocks
                         for j in range(n_blocks):
                             # edges relative to this ACK: 32-bit differences (RFC 1982)
                             ej = np.uint64(e + j)
-                            bj = np.uint64(b + j)
                             left = np.int32(block_left[ej] - raw)
                             right = np.int32(block_right[ej] - raw)
-                            out_sack_left[bj] = left
-                            out_sack_right[bj] = right
                             # the direction's last SACK blocks, relative to the ISN (Karn, the
                             # peer's bytes in flight): nothing reads this direction's during
                             # its own packet, so they go straight to its state row

@@ -226,13 +226,16 @@ class Segments:
     window: I32  # advertised receive window in bytes, scaled (raw if the scale is unknown);
     # at most 65535 << 14 < 2**31 (RFC 7323 §2.3)
     flags: U16  # TCP flags as in PacketTable.tcp_flags (TCP_FLAGS), plus sack_count, RESENT_FLAG
-    # SACK blocks are rare (loss recovery), so only the blocks that exist are stored, one per
-    # block of an ACK (RFC 2018), in row order and a packet's blocks in the order it sent them
-    # (:meth:`sack_rows` gives each block's row); the edges are relative to that packet's ``ack``
-    # (the difference of two 32-bit sequence numbers, so exact in int32). :meth:`sack_edges`
-    # gives them relative to the other direction's ISN, like ``ack``.
-    sack_left_from_ack: I32
-    sack_right_from_ack: I32
+    # SACK blocks are rare (loss recovery), so only the blocks that exist are stored (RFC 2018):
+    # the capture's own entries (``PacketTable.sack_block_*``: one per block, in capture order, a
+    # packet's blocks in the order it sent them, edges raw as sent), shared with the packet table,
+    # not copied in Segments order (8 bytes a block live during the per-packet pass, issue 4).
+    # With the ISNs they give, on demand, each ACK's blocks in Segments order (:meth:`sack_rows`),
+    # relative to its ``ack`` (:attr:`sack_left_from_ack`) or to the ISN (:meth:`sack_edges`).
+    sack_block_row: U32  # PacketTable row of the packet carrying the block (frame - 1)
+    sack_block_left: U32
+    sack_block_right: U32
+    isn: U32  # (n_flows, 2): Wireshark's base sequence number of the client's, the server's side
     events: U16  # bit set over EVENT_NAMES (Wireshark's tcp.analysis flags: 14 bits)
     # Bytes sent and not yet acknowledged after this data segment left, minus what the
     # receiver reported holding in its last SACK blocks, clipped to the unacknowledged range
@@ -321,13 +324,54 @@ class Segments:
         rows: I32 = np.repeat(np.arange(len(self), dtype=np.int32), blocks)
         return rows
 
+    @property
+    def sack_left_from_ack(self) -> I32:
+        """Left edge of every SACK block (rows as :meth:`sack_rows`) relative to its packet's
+        ``ack``: the difference of two 32-bit sequence numbers, so exact in int32. Made on
+        demand."""
+        return self._sack_from_ack()[0]
+
+    @property
+    def sack_right_from_ack(self) -> I32:
+        """Right edge of every SACK block, as :attr:`sack_left_from_ack`."""
+        return self._sack_from_ack()[1]
+
     def sack_edges(self) -> tuple[I64, I64]:
         """Left and right edges of every SACK block, relative to the other direction's ISN
         like ``ack`` (rows as :meth:`sack_rows`)."""
         ack = self.unwrapped_ack()[self.sack_rows()]
-        left: I64 = ack + self.sack_left_from_ack
-        right: I64 = ack + self.sack_right_from_ack
+        left_from_ack, right_from_ack = self._sack_from_ack()
+        left: I64 = ack + left_from_ack
+        right: I64 = ack + right_from_ack
         return left, right
+
+    def _sack_from_ack(self) -> tuple[I32, I32]:
+        """Left and right edges (``sack_block_*``) of the blocks of :meth:`sack_rows`, minus
+        the raw ack of their packet, mod 2**32."""
+        rows, entries = self._sack_entries()
+        ack32 = self.ack[rows].view(np.uint32)  # relative to the peer's ISN, mod 2**32
+        peer_isn = self.isn.reshape(-1)[self._slice_of_rows(rows) ^ 1]  # (flow, other side)
+        raw_ack = ack32 + peer_isn  # (uint32: wraps, mod 2**32)
+        left: I32 = (self.sack_block_left[entries] - raw_ack).view(np.int32)
+        right: I32 = (self.sack_block_right[entries] - raw_ack).view(np.int32)
+        return left, right
+
+    def _sack_entries(self) -> tuple[I64, I64]:
+        """The Segments row of every SACK block of a packet with the ACK flag, ascending and a
+        packet's blocks in the order sent (:meth:`sack_rows`), and its ``sack_block_*`` entry."""
+        k = self.sack_block_row.shape[0]
+        if k == 0 or len(self) == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        # Segments row of each PacketTable row (-1: a packet not in Segments)
+        size = max(int(self.frame.max()), int(self.sack_block_row.max()) + 1)
+        at = np.full(size, -1, np.int64)
+        at[self.frame.astype(np.int64) - 1] = np.arange(len(self))
+        row = at[self.sack_block_row]
+        kept = np.flatnonzero(row >= 0)
+        kept = kept[(self.flags[row[kept]] & ACK) != 0]
+        entries: I64 = kept[np.argsort(row[kept], kind="stable")]  # (stable: order sent)
+        rows: I64 = row[entries]
+        return rows, entries
 
     @property
     def end_seq(self) -> I64:

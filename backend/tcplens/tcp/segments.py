@@ -80,7 +80,6 @@ def build_segments(
     layout = fa.layout
     isn = np.stack([fa.isn_client, fa.isn_server], axis=1)
     n = layout.rows.shape[0]
-    n_blocks = int(layout.sack_offsets[-1])
     # every row of these is written by the pass: they may take the pages of packet columns
     # the analysis is done with (``tcp.compiled.empty_columns``)
     dense = empty_columns(
@@ -91,8 +90,6 @@ def build_segments(
             "ack": (n, np.int32),
             "window": (n, np.int32),
             "flags": (n, np.uint16),
-            "sack_left_from_ack": (n_blocks, np.int32),
-            "sack_right_from_ack": (n_blocks, np.int32),
             "events": (n, np.uint16),
             "bytes_in_flight": (n, np.int32),
         }
@@ -100,6 +97,11 @@ def build_segments(
     seg = Segments(
         offsets=layout.offsets,
         frame=layout.rows.view(np.uint32),  # written over the rows (see flow_events)
+        # the packet table's SACK entries themselves, read-only (see Segments)
+        sack_block_row=packets.sack_block_row,
+        sack_block_left=packets.sack_block_left,
+        sack_block_right=packets.sack_block_right,
+        isn=isn,
         **dense,
     )
     # per-flow regions of the variable-length outputs (see flow_events): only the pages that
@@ -111,7 +113,6 @@ def build_segments(
     r = flow_events(
         layout.chunks,
         layout.offsets,
-        layout.sack_offsets,
         layout.rows,
         isn,
         packets.ts_ns,
@@ -141,8 +142,6 @@ def build_segments(
             seg.events,
             seg.bytes_in_flight,
         ),
-        seg.sack_left_from_ack,
-        seg.sack_right_from_ack,
         work,  # each Segments row's Karn word (tcp.karn)
         rtt_ack,
         rtt_sent,

@@ -43,7 +43,6 @@ HAS_TS = 37  # sent the timestamps option
 Q_HEAD = 38  # Karn queue (tcp.karn): the direction's first row not yet acknowledged ...
 Q_TAIL = 39  # ... and the last row queued, -1 none since the queue ran empty
 SACK_CURSOR = 40  # where the SACK sample search stopped last, -1 none
-SACK_NEXT = 41  # next SACK block row (Segments) of the direction
 ZW_OPEN = 42  # row of the first zero-window advertisement of an open span, or -1
 WS = 44  # window scale: -1 unknown, -2 scaling off (Wireshark's values), else the shift
 MSS = 45  # MSS option of its SYN, -1 without
@@ -67,7 +66,7 @@ N_STATE = 64  # fields per direction (a power of two: a row is 512 bytes)
 
 
 @inline_kernel
-def start_flow(st, isn, f, offsets, sack_offsets):  # type: ignore[no-untyped-def]  # pragma: no cover
+def start_flow(st, isn, f, offsets):  # type: ignore[no-untyped-def]  # pragma: no cover
     """The state of both directions before flow ``f``'s first packet."""
     for d in range(2):
         o = d * N_STATE
@@ -85,7 +84,6 @@ def start_flow(st, isn, f, offsets, sack_offsets):  # type: ignore[no-untyped-de
         st[o + Q_HEAD] = offsets[2 * f + d]
         st[o + Q_TAIL] = -1
         st[o + SACK_CURSOR] = -1
-        st[o + SACK_NEXT] = sack_offsets[2 * f + d]
         st[o + ZW_OPEN] = -1
         st[o + WIN] = -1
         st[o + WS] = -1

@@ -84,11 +84,13 @@ def _segments(offsets: list[int]) -> Segments:
         "bytes_in_flight": np.int32,
     }  # fmt: skip
     arrays: dict[str, Any] = {name: np.zeros(n, t) for name, t in columns.items()}
+    arrays["frame"] = np.arange(1, n + 1, dtype=np.uint32)
     blocks: dict[str, Any] = {
-        f: np.zeros(0, np.int32) for f in ("sack_left_from_ack", "sack_right_from_ack")
+        f: np.zeros(0, np.uint32) for f in ("sack_block_row", "sack_block_left", "sack_block_right")
     }
     return Segments(
         offsets=np.array(offsets, np.int64),
+        isn=np.zeros(((len(offsets) - 1) // 2, 2), np.uint32),
         **arrays,
         **blocks,
     )
@@ -107,16 +109,27 @@ def test_flow_and_direction_come_from_the_offsets() -> None:
 
 
 def test_sack_edges_are_relative_to_the_isn_like_ack() -> None:
+    # flow 0 holds only server -> client ACKs (relative to the client's ISN, 2**32 - 50: raw
+    # numbers wrap); the packet table's rows 0..2 are Segments rows 2, 0, 1 (frame), and the
+    # blocks are the table's entries, in capture order and raw as sent
+    isn = 2**32 - 50
     seg = dataclasses.replace(
-        _segments([0, 3, 3]),
+        _segments([0, 0, 3]),
+        frame=np.array([2, 3, 1], np.uint32),
         ack=np.array([1, 101, 201], np.int32),
         flags=np.array(
             [0x10, 0x10 | 2 << SACK_COUNT_SHIFT, 0x10 | 1 << SACK_COUNT_SHIFT], np.uint16
         ),
-        sack_left_from_ack=np.array([1000, 3000, -100], np.int32),  # -100: a D-SACK below ack
-        sack_right_from_ack=np.array([2000, 4000, 0], np.int32),
+        isn=np.array([[isn, 7]], np.uint32),
+        # row 0 (Segments row 2): one block, a D-SACK below its ack; row 1 (Segments row 0):
+        # none; row 2 (Segments row 1): two, in the order sent
+        sack_block_row=np.array([0, 2, 2], np.uint32),
+        sack_block_left=(isn + np.array([101, 1101, 3101])).astype(np.uint32),
+        sack_block_right=(isn + np.array([201, 2101, 4101])).astype(np.uint32),
     )
     assert seg.sack_rows().tolist() == [1, 1, 2]
+    assert seg.sack_left_from_ack.tolist() == [1000, 3000, -100]
+    assert seg.sack_right_from_ack.tolist() == [2000, 4000, 0]
     left, right = seg.sack_edges()
     assert left.tolist() == [1101, 3101, 101] and right.tolist() == [2101, 4101, 201]
 
