@@ -65,9 +65,8 @@ def _analyze(
     if start_ns is None:
         start_ns = int(packets.ts_ns.min()) if len(packets) else 0
     # scratch shared by the passes (its pages are touched once for all of them): its first half
-    # holds the flow assignment's tags, then one value per TCP packet for the per-packet pass
-    # (build_segments); its second half the flow layout's rows, which build_segments turns into
-    # Segments.frame
+    # holds the flow assignment's tags, then Segments.flags and Segments.events (build_segments);
+    # its second half the flow layout's rows, which build_segments turns into Segments.frame
     scratch = empty(2 * len(packets), np.int32)
     fa = assign_flows(packets, scratch)
     ends = _Endpoints.of(packets, fa)

@@ -99,7 +99,6 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     block_right,
     opt_options,
     seg,
-    karn_rows,
     rtt_ack,
     rtt_sent,
     zw,
@@ -156,6 +155,11 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     n_idle_of = np.empty(nf, np.int64)
     for c in numba.prange(chunks.shape[0] - 1):
         st = np.empty(2 * N_STATE, np.int64)  # the flow's state (see N_STATE)
+        # the Karn words of the flow being walked, from its first row (tcp.karn)
+        longest = 0
+        for f in range(chunks[c], chunks[c + 1]):
+            longest = max(longest, offsets[2 * f + 2] - offsets[2 * f])
+        karn_rows = np.empty(longest, np.int32)
         for f in range(chunks[c], chunks[c + 1]):
             start_flow(st, isn, f, offsets)
             first = offsets[2 * f]
@@ -287,7 +291,9 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 end = s + ln + (1 if syn_fin else 0)
                 advances = not has_nxt or end > nxt
                 if end > s and not probe:  # Karn: queued, or what it re-sends is ambiguous
-                    karn = queue_sent(st, o, i, s, end, advances, has_nxt, nxt, karn_rows, out_seq)
+                    karn = queue_sent(
+                        st, o, i, s, end, advances, has_nxt, nxt, karn_rows, first, out_seq
+                    )
                 nxt = advance_sequence(st, o, s, t, end, advances, probe, has_nxt, nxt)
 
                 if is_ack:  # RTT samples: the segments this ACK (or its first SACK block) times
@@ -301,6 +307,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                         n_blocks,
                         i0 if later else i1,  # the peer's next row: its rows before are walked
                         karn_rows,
+                        first,
                         out_seq,
                         out_time,
                         rtt_ack,
@@ -331,7 +338,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 # bytes in flight after this data segment
                 bif[u] = bytes_in_flight(st, o, v, ln, nxt, syn_fin)
                 events[u] = ev
-                karn_rows[u] = karn
+                karn_rows[np.uint64(i - first)] = karn
 
                 # Flows summaries: data range and re-sent data (the rule of tcp.resent.resent)
                 again = False

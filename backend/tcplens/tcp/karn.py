@@ -7,8 +7,11 @@ right edge ends a queued segment times that segment.
 
 A queued segment's Segments rows come in capture order within its direction, so the queue is
 not a linked list: it is the direction's rows from ``Q_HEAD`` on that carry a span, each row's
-Karn word (``karn_rows``, one int32 per Segments row, written as the walk passes the row) says
-whether the row was queued and how far it reaches. A walk then reads the next row, not a link
+Karn word (``karn_rows``, one int32 per Segments row of the flow, from its first row ``base``,
+written as the walk passes the row) says whether the row was queued and how far it reaches.
+Nothing reads a flow's words once the walk has left it, so one flow's at a time are kept: a
+buffer per chunk of flows, as long as its longest flow, which stays in the cache (a column of
+the whole capture's rows cost 4 fresh bytes a packet, issue 4). A walk then reads the next row, not a link
 it first has to load, and a row's end is two loads (its sequence number and span), not four.
 A row's sequence number is stored mod 2**32 (``Segments.seq``): :func:`near` reads it back
 next to the number it is compared with.
@@ -43,7 +46,7 @@ def near(stored, ref):  # type: ignore[no-untyped-def]  # pragma: no cover - com
 
 @inline_kernel
 def queue_sent(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    st, o, i, s, end, advances, has_nxt, nxt, karn_rows, out_seq
+    st, o, i, s, end, advances, has_nxt, nxt, karn_rows, base, out_seq
 ):
     """Segment ``i`` (``s .. end``) of the direction with state row ``o`` was sent: queued if it
     advances the sequence number, else every queued segment it overlaps becomes ambiguous.
@@ -56,13 +59,14 @@ def queue_sent(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     e = st[o + Q_HEAD]
     while e < i:
         ue = np.uint64(e)  # (unsigned: no negative-index wraparound per access)
-        k = karn_rows[ue]
+        uk = np.uint64(e - base)
+        k = karn_rows[uk]
         if k >= 0:
             seq_e = near(out_seq[ue], end)
             if seq_e >= end:
                 break
             if seq_e + (k & SPAN) > s:
-                karn_rows[ue] = k | AMBIGUOUS
+                karn_rows[uk] = k | AMBIGUOUS
         e += 1
     return NOT_QUEUED
 
@@ -78,6 +82,7 @@ def time_ack(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     n_blocks,
     peer_next,
     karn_rows,
+    base,
     out_seq,
     out_time,
     rtt_ack,
@@ -97,7 +102,7 @@ def time_ack(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         e = st[v + Q_HEAD]
         while e < peer_next:
             ue = np.uint64(e)
-            k = karn_rows[ue]
+            k = karn_rows[np.uint64(e - base)]
             if k >= 0:
                 if near(out_seq[ue], a) + (k & SPAN) > a:
                     break
@@ -106,7 +111,7 @@ def time_ack(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             e += 1
         st[v + Q_HEAD] = e
         if e == peer_next and st[v + Q_TAIL] >= 0:  # the queue ran empty
-            karn_rows[st[v + Q_TAIL]] |= CHAIN_END
+            karn_rows[np.uint64(st[v + Q_TAIL] - base)] |= CHAIN_END
             st[v + Q_TAIL] = -1
         if newest >= 0 and clean and t >= out_time[np.uint64(newest)]:
             rtt_ack[np.uint64(rtt_base + n_rtt)] = i
@@ -116,18 +121,22 @@ def time_ack(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     if n_blocks > 0 and st[o + SACK_HI] > a:
         right = st[o + SACK_HI]
         e = st[v + SACK_CURSOR]
-        if e < 0 or near(out_seq[np.uint64(e)], right) + (karn_rows[np.uint64(e)] & SPAN) > right:
+        if (
+            e < 0
+            or near(out_seq[np.uint64(e)], right) + (karn_rows[np.uint64(e - base)] & SPAN) > right
+        ):
             e = st[v + Q_HEAD]
         # the first queued segment from there that reaches the block's right edge
         while e < peer_next:
             ue = np.uint64(e)
-            k = karn_rows[ue]
+            uk = np.uint64(e - base)
+            k = karn_rows[uk]
             if k >= 0:
                 end_e = near(out_seq[ue], right) + (k & SPAN)
                 if end_e >= right:
                     st[v + SACK_CURSOR] = e
                     if end_e == right and (k & (AMBIGUOUS | SACKED)) == 0:
-                        karn_rows[ue] = k | SACKED
+                        karn_rows[uk] = k | SACKED
                         if t >= out_time[ue]:
                             rtt_ack[np.uint64(rtt_base + n_rtt)] = i
                             rtt_sent[np.uint64(rtt_base + n_rtt)] = e

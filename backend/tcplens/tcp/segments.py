@@ -74,7 +74,8 @@ def build_segments(
 ) -> tuple[Segments, Handshake, FlowFacts]:
     """The per-direction series, the handshake facts and the other per-flow facts.
 
-    ``work`` is an int32 array of one value per TCP packet that the pass may overwrite. The
+    ``work`` is an int32 array of one value per TCP packet that the pass may overwrite: it
+    becomes ``Segments.flags`` and ``Segments.events`` (two 16-bit values per packet). The
     layout's rows (``fa.layout.rows``) become ``Segments.frame``: the flow assignment is used up.
     """
     layout = fa.layout
@@ -89,14 +90,16 @@ def build_segments(
             "payload_len": (n, np.int32),
             "ack": (n, np.int32),
             "window": (n, np.int32),
-            "flags": (n, np.uint16),
-            "events": (n, np.uint16),
             "bytes_in_flight": (n, np.int32),
         }
     )
+    # the caller's work memory, touched already (flows.assign_flows' tags)
+    halves = work[:n].view(np.uint16)
     seg = Segments(
         offsets=layout.offsets,
         frame=layout.rows.view(np.uint32),  # written over the rows (see flow_events)
+        flags=halves[:n],
+        events=halves[n:],
         # the packet table's SACK entries themselves, read-only (see Segments)
         sack_block_row=packets.sack_block_row,
         sack_block_left=packets.sack_block_left,
@@ -142,7 +145,6 @@ def build_segments(
             seg.events,
             seg.bytes_in_flight,
         ),
-        work,  # each Segments row's Karn word (tcp.karn)
         rtt_ack,
         rtt_sent,
         zw,
