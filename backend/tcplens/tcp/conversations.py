@@ -20,9 +20,7 @@ import numpy as np
 from tcplens.capture.table import (
     ACK,
     MALFORMED,
-    MAX_SACK_BLOCKS,
     NOT_TCP,
-    OPTION_SACK_BLOCKS,
     PARSED,
     SYN,
     UNSUPPORTED_LINK,
@@ -78,26 +76,26 @@ def find_slot(slots, keys, base, k0, k1, seed):  # type: ignore[no-untyped-def] 
 
 @parallel_kernel
 def local_conversations(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    bounds, seed, status, src, dst, src_port, dst_port, flags, options,
+    bounds, seed, status, src, dst, src_port, dst_port, flags,
     tag, keys, counts, event_row, event_tag, event_before, n_local, n_events,
 ):  # fmt: skip
     for p in numba.prange(bounds.shape[0] - 1):
         n_local[p], n_events[p] = _part(
             bounds[p], bounds[p + 1], seed, status, src, dst, src_port, dst_port,
-            flags, options, tag, keys, counts, event_row, event_tag, event_before,
+            flags, tag, keys, counts, event_row, event_tag, event_before,
         )  # fmt: skip
 
 
 @kernel
 def _part(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    lo, hi, seed, status, src, dst, src_port, dst_port, flags, options,
+    lo, hi, seed, status, src, dst, src_port, dst_port, flags,
     tag, keys, counts, event_row, event_tag, event_before,
 ):  # fmt: skip
     """Local conversations of rows ``lo:hi`` (step 1 of the module docstring).
 
     ``tag[r]`` = 2 × local conversation + direction (0: the packet's source is the lower
     endpoint), -1 for rows that are not TCP. ``counts[lo + c]``: packets of local conversation
-    c per direction, then the SACK blocks of its ACKs per direction (Segments' SACK rows).
+    c per direction.
     Recorded packets: ``event_row``, their tag, and their conversation's counts before them.
     """
     slots = np.full(16, -1, np.int64)
@@ -120,7 +118,7 @@ def _part(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             n_conv += 1
             keys[lo + c, 0] = k0
             keys[lo + c, 1] = k1
-            _store(counts, lo + c, 0, 0, 0, 0)
+            _store(counts, lo + c, 0, 0)
             if c == waiting.shape[0]:
                 grown = np.empty(2 * c, np.uint8)
                 grown[:c] = waiting
@@ -132,7 +130,7 @@ def _part(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 slots[s] = c
         r, w, n_event = _run(
             r, hi, lo, k0, k1, c, created, waiting[c], n_event, status, src, dst,
-            src_port, dst_port, flags, options, tag, counts, event_row, event_tag, event_before,
+            src_port, dst_port, flags, tag, counts, event_row, event_tag, event_before,
         )  # fmt: skip
         waiting[c] = w
 
@@ -160,7 +158,7 @@ def _key(r, src, dst, src_port, dst_port):  # type: ignore[no-untyped-def]  # pr
 @kernel
 def _run(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     r, hi, lo, k0, k1, c, created, waiting, n_event, status, src, dst, src_port, dst_port,
-    flags, options, tag, counts, event_row, event_tag, event_before,
+    flags, tag, counts, event_row, event_tag, event_before,
 ):  # fmt: skip
     """Rows from ``r`` on while they belong to local conversation ``c`` (key ``k0, k1``).
 
@@ -172,18 +170,14 @@ def _run(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     """
     j = lo + c
     w = np.int64(waiting)
-    n0, n1, s0, s1 = counts[j, 0], counts[j, 1], counts[j, 2], counts[j, 3]
+    n0, n1 = counts[j, 0], counts[j, 1]
     run = 0  # rows of this run so far (negative: a block just failed, not again soon)
     while r < hi:
         if run >= RUN_BEFORE_BLOCKS and w == 0 and not created and r + BLOCK <= hi:
-            whole, b1, b_s0, b_s1 = _block(
-                r, k0, k1, 2 * c, status, src, dst, src_port, dst_port, flags, options, tag
-            )
+            whole, b1 = _block(r, k0, k1, 2 * c, status, src, dst, src_port, dst_port, flags, tag)
             if whole:
                 n0 += BLOCK - b1
                 n1 += b1
-                s0 += b_s0
-                s1 += b_s1
                 r += BLOCK
                 continue
             run = -BLOCK  # the run ends or a SYN comes within the block: row by row past it
@@ -203,32 +197,26 @@ def _run(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             if created or (f & SYN) != 0 or (w & fixes) != 0:
                 event_row[lo + n_event] = r
                 event_tag[lo + n_event] = 2 * c + d
-                _store(event_before, lo + n_event, n0, n1, s0, s1)
+                _store(event_before, lo + n_event, n0, n1)
                 n_event += 1
             w &= ~fixes
             if (f & SYN) != 0 and (f & ACK) == 0:
                 w |= 1 << d  # a pure SYN may start an instance
             created = False
-        # branch-free: directions and SACKs alternate unpredictably
-        blocks = np.int64(min(options[r] & OPTION_SACK_BLOCKS, MAX_SACK_BLOCKS)) * np.int64(
-            (f & ACK) != 0
-        )
+        # branch-free: directions alternate unpredictably
         n0 += 1 - d
         n1 += d
-        s0 += blocks * (1 - d)
-        s1 += blocks * d
         tag[np.uint64(r)] = 2 * c + d  # unsigned index: no negative-index wraparound
         r += 1
-    _store(counts, j, n0, n1, s0, s1)
+    _store(counts, j, n0, n1)
     return r, w, n_event
 
 
 @kernel
-def _block(r, k0, k1, t0, status, src, dst, src_port, dst_port, flags, options, tag):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _block(r, k0, k1, t0, status, src, dst, src_port, dst_port, flags, tag):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Rows ``r : r + BLOCK`` at once, if they are all TCP packets of conversation ``(k0, k1)``
     without SYN: then nothing but the counts changes (the caller checks that no base is left
-    to fix) and this returns True, the packets of direction 1 and the SACK blocks of each
-    direction (as :func:`_run` counts them); tags ``t0 + direction`` are written.
+    to fix) and this returns True and the packets of direction 1; tags ``t0 + direction`` are written.
 
     One branch-free pass that LLVM vectorises (bulk_5M: the step's CPU 26 → 7.5 ms), where
     :func:`_run` tests each row. When it returns False the tags it wrote are of rows not taken
@@ -236,8 +224,6 @@ def _block(r, k0, k1, t0, status, src, dst, src_port, dst_port, flags, options, 
     """
     bad = np.uint64(0)
     n1 = np.int64(0)
-    s0 = np.int64(0)
-    s1 = np.int64(0)
     for i in range(np.uint64(r), np.uint64(r + BLOCK)):  # unsigned: no wraparound checks
         a = (np.uint64(src[i]) << np.uint64(16)) | np.uint64(src_port[i])
         b = (np.uint64(dst[i]) << np.uint64(16)) | np.uint64(dst_port[i])
@@ -245,19 +231,12 @@ def _block(r, k0, k1, t0, status, src, dst, src_port, dst_port, flags, options, 
         f = flags[i]
         bad |= (min(a, b) ^ k0) | (max(a, b) ^ k1)
         bad |= np.uint64((status[i] & _TCP_MASK) ^ PARSED) | np.uint64(f & SYN)
-        blocks = np.int64(min(options[i] & OPTION_SACK_BLOCKS, MAX_SACK_BLOCKS)) * np.int64(
-            (f & ACK) != 0
-        )
         n1 += d
-        s0 += blocks * (1 - d)
-        s1 += blocks * d
         tag[i] = t0 + d
-    return bad == 0, n1, s0, s1
+    return bad == 0, n1
 
 
 @kernel
-def _store(table, i, n0, n1, s0, s1):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _store(table, i, n0, n1):  # type: ignore[no-untyped-def]  # pragma: no cover
     table[i, 0] = n0
     table[i, 1] = n1
-    table[i, 2] = s0
-    table[i, 3] = s1

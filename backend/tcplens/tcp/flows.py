@@ -94,10 +94,10 @@ def assign_flows(packets: PacketTable, scratch: I32 | None = None) -> FlowAssign
     # per part, regions of these arrays starting at the part's first row: a part has at most
     # as many local conversations and recorded packets as rows; untouched pages cost nothing
     keys = empty(2 * n_rows, np.uint64).reshape(n_rows, 2)
-    counts = empty(4 * n_rows, np.int32).reshape(n_rows, 4)
+    counts = empty(2 * n_rows, np.int32).reshape(n_rows, 2)
     event_row = empty(n_rows, np.int32)
     event_tag = empty(n_rows, np.int32)
-    event_before = empty(4 * n_rows, np.int32).reshape(n_rows, 4)
+    event_before = empty(2 * n_rows, np.int32).reshape(n_rows, 2)
     n_local = np.zeros(parts, np.int64)
     n_events = np.zeros(parts, np.int64)
     seed = np.uint64(int.from_bytes(os.urandom(8), "little"))
@@ -110,7 +110,6 @@ def assign_flows(packets: PacketTable, scratch: I32 | None = None) -> FlowAssign
         packets.src_port,
         packets.dst_port,
         packets.tcp_flags,
-        packets.tcp_options,
         tag,
         keys,
         counts,
@@ -121,7 +120,7 @@ def assign_flows(packets: PacketTable, scratch: I32 | None = None) -> FlowAssign
         n_events,
     )
     piece = empty(n_rows, np.int32)  # per local conversation: its first piece
-    per_flow, offsets, sack_offsets, pieces = flow_instances(
+    per_flow, offsets, pieces = flow_instances(
         bounds,
         seed,
         n_local,
@@ -139,7 +138,7 @@ def assign_flows(packets: PacketTable, scratch: I32 | None = None) -> FlowAssign
     del keys, counts, event_row, event_tag, event_before
     first_row, client_from_syn, isn_client, isn_server = per_flow
     layout = scatter_by_flow(
-        bounds, n_local, tag, piece, pieces, offsets, sack_offsets, scratch[n_rows : 2 * n_rows]
+        bounds, n_local, tag, piece, pieces, offsets, scratch[n_rows : 2 * n_rows]
     )
     return FlowAssignment(
         layout=layout,

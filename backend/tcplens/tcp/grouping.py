@@ -43,7 +43,6 @@ class FlowLayout:
 
     rows: I32  # PacketTable row of each packet, at its Segments row
     offsets: I64  # (2 n_flows + 1): Segments rows of direction d of flow f: [2f + d, 2f + d + 1]
-    sack_offsets: I64  # (2 n_flows + 1): the same for the SACK blocks of the ACKs (Segments)
     chunks: I64  # flow boundaries of the parallel chunks (ascending, first 0, last n_flows)
 
     @property
@@ -58,7 +57,6 @@ def scatter_by_flow(
     first_piece: I32,
     pieces: tuple[I64, I64, I64],
     offsets: I64,
-    sack_offsets: I64,
     rows_out: I32,
 ) -> FlowLayout:
     """The flow-major layout of the packets :mod:`tcplens.tcp.flows` tagged (see its step 3).
@@ -75,7 +73,7 @@ def scatter_by_flow(
     rows = rows_out[:n]
     piece_row, piece_next, piece_at = pieces
     _scatter(bounds, n_local, tag, first_piece, piece_row, piece_next, piece_at, rows)
-    return FlowLayout(rows, offsets, sack_offsets, flow_chunks(offsets))
+    return FlowLayout(rows, offsets, flow_chunks(offsets))
 
 
 def flow_chunks(offsets: I64) -> I64:

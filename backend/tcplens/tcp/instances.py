@@ -28,8 +28,8 @@ def flow_instances(  # type: ignore[no-untyped-def]  # pragma: no cover - compil
 ):  # fmt: skip
     """Wireshark's conversation state machine over the recorded packets (step 2).
 
-    Returns the per-flow facts, the per-(flow, direction) offsets of all packets and of the
-    ACKs' SACK blocks (client → server first), and the pieces: per piece its first row, the next
+    Returns the per-flow facts, the per-(flow, direction) offsets of the packets (client →
+    server first), and the pieces: per piece its first row, the next
     piece of its local conversation (-1: none) and, per lower/higher endpoint direction, the
     piece's first position in the flow-major layout (:mod:`tcplens.tcp.grouping`: each flow's
     client → server packets, then its server → client ones). ``first_piece`` gets each local
@@ -50,13 +50,13 @@ def flow_instances(  # type: ignore[no-untyped-def]  # pragma: no cover - compil
     syn_d = np.empty(flow_cap, np.int64)
     synack = np.empty(flow_cap, np.int64)  # first SYN/ACK
     synack_d = np.empty(flow_cap, np.int64)
-    total = np.empty((flow_cap, 4), np.int64)  # per lower/higher direction, as ``counts``
+    total = np.empty((flow_cap, 2), np.int64)  # per lower/higher direction, as ``counts``
     n_flow = 0
     piece_cap = 64
     piece_flow = np.empty(piece_cap, np.int64)
     piece_row = np.empty(piece_cap, np.int64)
     piece_next = np.empty(piece_cap, np.int64)
-    piece_start = np.empty((piece_cap, 4), np.int64)  # counts of its conversation before it
+    piece_start = np.empty((piece_cap, 2), np.int64)  # counts of its conversation before it
     piece_at = np.empty((piece_cap, 2), np.int64)  # per direction: position in the layout
     n_piece = 0
     for p in range(bounds.shape[0] - 1):
@@ -165,7 +165,6 @@ def flow_instances(  # type: ignore[no-untyped-def]  # pragma: no cover - compil
     isn_server = np.empty(n_flow, np.uint32)
     flip = np.empty(n_flow, np.int64)
     offsets = np.zeros(2 * n_flow + 1, np.int64)
-    sack_offsets = np.zeros(2 * n_flow + 1, np.int64)
     for fl in range(n_flow):
         client_from_syn[fl] = syn[fl] >= 0 or synack[fl] >= 0
         if syn[fl] >= 0:
@@ -179,7 +178,6 @@ def flow_instances(  # type: ignore[no-untyped-def]  # pragma: no cover - compil
         isn_server[fl] = base[fl, 1 - x]
         for k in range(2):
             offsets[2 * fl + k + 1] = offsets[2 * fl + k] + total[fl, x ^ k]
-            sack_offsets[2 * fl + k + 1] = sack_offsets[2 * fl + k] + total[fl, 2 + (x ^ k)]
     for q in range(n_piece):
         fl = piece_flow[q]
         for k in range(2):  # lower/higher endpoint direction k is the flow's direction k ^ flip
@@ -187,7 +185,6 @@ def flow_instances(  # type: ignore[no-untyped-def]  # pragma: no cover - compil
     return (
         (first_row, client_from_syn, isn_client, isn_server),
         offsets,
-        sack_offsets,
         (piece_row[:n_piece].copy(), piece_next[:n_piece].copy(), piece_at[:n_piece].copy()),
     )  # fmt: skip
 
@@ -199,5 +196,5 @@ def _close(q, before, piece_flow, piece_start, piece_at, total):  # type: ignore
     fl = piece_flow[q]
     piece_at[q, 0] = total[fl, 0]
     piece_at[q, 1] = total[fl, 1]
-    for k in range(4):
+    for k in range(2):
         total[fl, k] += before[k] - piece_start[q, k]

@@ -93,13 +93,9 @@ def _serial(p: PacketTable) -> dict[str, list[Any]]:
     # Segments order: by flow, then direction; stable, so capture order within each (the rows
     # in this order and the offsets say each packet's direction)
     order = sorted(range(len(rows)), key=lambda i: (flow_of[i], direction[i]))
-    sack_count = p.sack_count  # (a property: built on each call)
-    blocks = [min(int(sack_count[r]), 4) if p.tcp_flags[r] & ACK else 0 for r in rows]
     per = np.zeros((len(first), 2), np.int64)
-    per_sack = np.zeros((len(first), 2), np.int64)
     for i, fl in enumerate(flow_of):
         per[fl, direction[i]] += 1
-        per_sack[fl, direction[i]] += blocks[i]
     return {
         "first_row": first,
         "client_from_syn": from_syn,
@@ -107,7 +103,6 @@ def _serial(p: PacketTable) -> dict[str, list[Any]]:
         "isn_server": [b[1] if lo else b[0] for b, lo in zip(base, client_lo, strict=True)],
         "rows": [rows[i] for i in order],
         "offsets": [0, *np.cumsum(per.ravel()).tolist()],
-        "sack_offsets": [0, *np.cumsum(per_sack.ravel()).tolist()],
     }
 
 
@@ -117,7 +112,7 @@ def _parallel(p: PacketTable) -> dict[str, list[int]]:
         f: getattr(fa, f).tolist()
         for f in ("first_row", "client_from_syn", "isn_client", "isn_server")
     }
-    for f in ("rows", "offsets", "sack_offsets"):
+    for f in ("rows", "offsets"):
         out[f] = getattr(fa.layout, f).tolist()
     return out
 
