@@ -115,22 +115,12 @@ def graph_columns(analysis: TcpAnalysis) -> dict[str, npt.NDArray[Any]]:
     rtt_kind = np.full(n, -1, dtype=np.int8)
     rtt = analysis.rtt
     if len(rtt) and n:
-        # Segments are sorted by (flow, direction, frame): one monotone key finds each sample's
-        # completing packet, which travels opposite to the data it times.
-        seg_key = np.repeat(np.arange(seg.offsets.size - 1), np.diff(seg.offsets)) << 32 | seg.frame
-        reverse = 1 - rtt.direction.astype(np.int64)
-        sample_key = (rtt.flow_column().astype(np.int64) * 2 + reverse) << 32 | rtt.frame
-        rows = np.minimum(np.searchsorted(seg_key, sample_key), n - 1)
-        found = seg_key[rows] == sample_key
-        # Several samples can complete on one packet (an ACK and a timestamp echo): the first
-        # in the analysis's order wins, so write them in reverse.
-        rows, found_kind, found_rtt = (
-            rows[found][::-1],
-            rtt.kind[found][::-1],
-            rtt.rtt_ns[found][::-1],
-        )
-        rtt_s[rows] = found_rtt / 1e9
-        rtt_kind[rows] = found_kind
+        # each sample's completing packet is its Segments row (RttSamples.row). Several samples
+        # can complete on one packet (an ACK and a timestamp echo): the first in the analysis's
+        # order wins, so write them in reverse.
+        rows, kinds, rtt_ns = rtt.row[::-1], rtt.kind[::-1], rtt.rtt_ns[::-1]
+        rtt_s[rows] = rtt_ns / 1e9
+        rtt_kind[rows] = kinds
     return {
         # Every data segment that re-sends sequence space: what the graphs mark as retransmissions,
         # the same count as the flow's ``retransmissions`` (tcp/resent.py), 1/0.
