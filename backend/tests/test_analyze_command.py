@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import IO, Any
 
 import pytest
 
+from tcplens.capture import ahead
 from tcplens.cli import main
 from tests.capture.shared_captures import LAB, PRACTICAL, require
 
@@ -156,3 +158,30 @@ def test_the_program_exits_0_when_the_reader_leaves_early() -> None:
     program.stdout.close()
     assert program.wait(timeout=600) == 0
     assert program.stderr.read() == b""
+
+
+def test_the_program_reads_a_large_capture_as_a_call_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Above ahead.MIN_BYTES the program maps the file and makes the packet table's pages while
+    # it imports (capture.ahead, memory.WarmReserve), which a call from Python does not.
+    require(LAB)
+    data = (LAB / "lossy_download.pcap").read_bytes()
+    records, pos = [], 24
+    while pos < len(data):
+        sec, usec, incl, orig = struct.unpack_from("<IIII", data, pos)
+        records.append((sec, usec, incl, orig, data[pos + 16 : pos + 16 + incl]))
+        pos += 16 + incl
+    large = tmp_path / "repeated.pcap"
+    with large.open("wb") as out:
+        out.write(data[:24])
+        for copy in range(14):  # one after the other in time: 9.6 MB
+            for sec, usec, incl, orig, frame in records:
+                out.write(struct.pack("<IIII", sec + 10 * copy, usec, incl, orig) + frame)
+    assert large.stat().st_size > ahead.MIN_BYTES
+    program = _analyze_program(str(large), "--json", "--events", stdout=subprocess.PIPE)
+    assert program.returncode == 0 and program.stderr == b""
+    assert main(["analyze", str(large), "--json", "--events"]) == 0
+    assert program.stdout.decode() == capsys.readouterr().out
+    report = json.loads(program.stdout)
+    assert report["capture"]["packets"] == 14 * 6567

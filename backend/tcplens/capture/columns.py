@@ -153,6 +153,15 @@ LAYOUT: tuple[tuple[str, type], ...] = (
     ("ts_ecr", np.uint32),
 )
 PER_INTERFACE = ("interface", "link_type")  # a pcap's are one value (``reader._Reading._table``)
+
+
+def dense_row_bytes(*, pcap: bool) -> int:
+    """Bytes a packet takes in the dense columns (``allocate_columns``)."""
+    return sum(
+        np.dtype(dtype).itemsize for name, dtype in LAYOUT if not (pcap and name in PER_INTERFACE)
+    )
+
+
 GROUPS = (DONE_AFTER_FLOWS, DONE_AFTER_EVENTS)  # a block each (allocate_columns)
 
 HANDSHAKE: tuple[tuple[str, type], ...] = (
@@ -215,7 +224,7 @@ def _blocks(shapes: dict[str, tuple[int, np.dtype[Any]]], populate: bool) -> Col
     for names in blocks:
         sizes = [shapes[name][0] * shapes[name][1].itemsize for name in names]
         starts = np.concatenate([[0], np.cumsum([-(-size // 64) * 64 for size in sizes])])
-        block = anonymous_memory(int(starts[-1]), populate=populate)
+        block = anonymous_memory(int(starts[-1]), populate=populate, dense=True)
         for name, start, size in zip(names, starts[:-1].tolist(), sizes, strict=True):
             out[name] = block[start : start + size].view(shapes[name][1])
     return out

@@ -28,7 +28,7 @@ from tcplens.capture.decode import decode_packets
 from tcplens.capture.dns import DnsCollector
 from tcplens.capture.errors import CompressionError, MalformedCaptureError, NotACaptureError
 from tcplens.capture.link import DECODED_LINK_TYPES
-from tcplens.capture.memory import anonymous_memory
+from tcplens.capture.memory import anonymous_memory, release_warm_reserve
 from tcplens.capture.paging import PagingAhead
 from tcplens.capture.pcap import FILE_HEADER_LEN, PcapWalker, parse_file_header
 from tcplens.capture.pcap_walk import walk_pcap
@@ -96,7 +96,10 @@ def read_capture(
                 f"The {buffer.compression} file does not contain a pcap or pcapng capture."
             )
         reading = _Reading(buffer, walker, ReadProgress(progress, buffer.source_size))
-        packets = reading.run()
+        try:
+            packets = reading.run()
+        finally:  # the table is allocated: what is left of pages made ahead is not needed
+            release_warm_reserve()
         dns = reading.dns.table(packets)
         reading.progress.finish(buffer.source_done(buffer.fill))
     if not set(walker.link_types()) <= set(DECODED_LINK_TYPES):  # else no per-packet pass

@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tcplens.capture import MappedAhead, read_capture
+from tcplens.capture import MappedAhead, memory, read_capture
 from tcplens.capture import ahead as ahead_module
+from tcplens.capture.columns import dense_row_bytes
 from tcplens.capture.table import Capture
 from tests.capture.shared_captures import SHARED_CAPTURES, require
 
@@ -108,3 +109,61 @@ def test_a_file_that_grew_after_it_was_mapped_is_read_whole(
     with path.open("ab") as file:
         file.write(data[half:])
     _same(read_capture(ahead), read_capture(source))
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("lab/lossy_download.pcap", "pcap"),
+        ("corpus/practical-packet-analysis/http_espn_fail.pcapng", "pcapng"),
+    ],
+)
+def test_the_packets_estimate_sizes_the_memory_made_ahead(
+    name: str, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = SHARED_CAPTURES / name
+    require(path)
+    packets = read_capture(path).info.packets
+    with path.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        monkeypatch.setattr(ahead_module, "SAMPLE_RECORDS", 10**6)
+        whole = ahead_module.packets_estimate(data)  # every record sampled: the count, 5 % more
+        assert whole == (kind, int(packets * 1.05) + 1) or whole == (kind, int(packets * 1.05))
+        monkeypatch.setattr(ahead_module, "SAMPLE_RECORDS", 64)
+        sampled = ahead_module.packets_estimate(data)  # from the first 64 records
+    assert sampled is not None and sampled[0] == kind
+    assert 0.3 * packets < sampled[1] < 3 * packets
+
+
+def test_no_packets_estimate_for_what_does_not_parse(tmp_path: Path) -> None:
+    path = tmp_path / "bad.pcapng"
+    path.write_bytes(b"\x0a\x0d\x0d\x0a" + b"\x05\x00\x00\x00" + b"\x4d\x3c\x2b\x1a" + bytes(20))
+    with path.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        assert ahead_module.packets_estimate(data) is None  # a block length under 12
+    path.write_bytes(b"not a capture at all")
+    with path.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        assert ahead_module.packets_estimate(data) is None
+
+
+def test_the_table_takes_the_pages_made_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = SHARED_CAPTURES / "lab/lossy_download.pcap"
+    require(source)
+    monkeypatch.setattr(ahead_module, "MIN_BYTES", 0)
+    taken: list[int] = []
+    take_into = memory.WarmReserve.take_into
+
+    def counted(self: memory.WarmReserve, address: int, nbytes: int) -> int:
+        taken.append(take_into(self, address, nbytes))
+        return taken[-1]
+
+    monkeypatch.setattr(memory.WarmReserve, "take_into", counted)
+    ahead = MappedAhead.start(source)
+    assert ahead is not None
+    ahead._thread.join()  # file pages, then the reserve, all touched before the read
+    capture = read_capture(ahead)
+    _same(capture, read_capture(source))
+    # both blocks of dense columns (done after the flows, after the events) came in touched
+    dense = len(capture.packets) * dense_row_bytes(pcap=True)
+    assert len(taken) == 2 and dense <= sum(taken) <= dense + 2 * 64 * 21 + 2 * mmap.PAGESIZE
+    assert memory._warm is None  # the rest of the reserve was let go after the read

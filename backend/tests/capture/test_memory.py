@@ -11,6 +11,7 @@ import mmap
 import resource
 import sys
 import threading
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -219,3 +220,56 @@ def test_only_anonymous_memory_is_recycled_and_only_inside_a_scope() -> None:
     assert region not in memory.mapped_regions()
     with memory.recycling():
         assert memory.recycled_bytes() == (0, 0)
+
+
+@pytest.fixture
+def reserve() -> Iterator[memory.WarmReserve]:
+    made = memory.make_warm_reserve(4 * MIB)
+    assert made is not None
+    yield made
+    memory.release_warm_reserve()
+    assert memory._warm is None
+
+
+@linux_only
+def test_dense_memory_takes_the_pages_a_reserve_touched(reserve: memory.WarmReserve) -> None:
+    reserve.touch(MIB)
+    assert reserve.warm == 4 * MIB
+    # a mark in the reserve's second page shows the page itself was moved, not a fresh one made
+    address, _ = reserve.left()
+    memory._raw_view(address, 2 * mmap.PAGESIZE)[mmap.PAGESIZE] = 7
+    array = anonymous_memory(3 * MIB + 5, dense=True)
+    assert array[mmap.PAGESIZE] == 7 and np.count_nonzero(array) == 1
+    # every page came in touched (fresh ones would take 769 faults; RUSAGE_SELF counts the whole
+    # process, where a thread of an earlier test may still fault once)
+    assert faults_writing(array) <= 2
+    assert reserve.left()[1] == MIB - mmap.PAGESIZE  # whole pages taken: 3 MiB and one
+    sparse = anonymous_memory(MIB)  # not dense: never from the reserve
+    assert faults_writing(sparse) == MIB // mmap.PAGESIZE
+    rest = anonymous_memory(2 * MIB, dense=True)  # what is left, then fresh pages
+    assert not rest.any()
+    assert faults_writing(rest) == (MIB + mmap.PAGESIZE) // mmap.PAGESIZE
+    assert reserve.left()[1] == 0
+
+
+@linux_only
+def test_a_reserve_gives_only_what_was_touched_before_it_closed(
+    reserve: memory.WarmReserve,
+) -> None:
+    half = threading.Thread(target=reserve.touch, args=(MIB,))
+    memory.close_warm_reserve()  # the reader starts before the helper touched anything
+    half.start()
+    half.join()
+    assert reserve.warm == 0 and reserve.left()[1] == 0  # untouched pages are unmapped at close
+    array = anonymous_memory(MIB, dense=True)
+    assert faults_writing(array) == MIB // mmap.PAGESIZE
+
+
+@linux_only
+def test_populated_dense_memory_populates_past_the_warm_pages(
+    reserve: memory.WarmReserve,
+) -> None:
+    reserve.touch(MIB)
+    array = anonymous_memory(6 * MIB, populate=True, dense=True)
+    assert not array.any()
+    assert faults_writing(array) <= 2  # 4 MiB moved, 2 populated (1536 faults without either)
