@@ -41,8 +41,9 @@ class MappedAhead:
     """An uncompressed regular pcap/pcapng file, open and mapped, whose pages a helper thread
     maps in until the reader takes them (``take``); ``open_capture`` accepts it as a source."""
 
-    def __init__(self, file: BinaryIO, mapping: mmap.mmap) -> None:
+    def __init__(self, file: BinaryIO, mapping: mmap.mmap, kind: str) -> None:
         self.file = file
+        self.kind = kind  # "pcap" or "pcapng"
         self._mapping: mmap.mmap | None = mapping
         self._stop = False
         self._thread = threading.Thread(target=self._touch, name="tcplens-map-ahead", daemon=True)
@@ -56,23 +57,21 @@ class MappedAhead:
             fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
         except OSError:
             return None
-        mapping = None
+        mapping = kind = None
         try:
             info = os.fstat(fd)
-            if (
-                stat.S_ISREG(info.st_mode)
-                and info.st_size >= MIN_BYTES
-                and sniff_format(os.pread(fd, SNIFF_BYTES, 0)) in ("pcap", "pcapng")
-            ):
+            if stat.S_ISREG(info.st_mode) and info.st_size >= MIN_BYTES:
+                kind = sniff_format(os.pread(fd, SNIFF_BYTES, 0))
+            if kind in ("pcap", "pcapng"):
                 os.set_blocking(fd, True)
                 mapping = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
         except OSError:
             pass
-        if mapping is None:
+        if mapping is None or kind is None:
             os.close(fd)
             return None
         file: BinaryIO = open(fd, "rb", buffering=0)  # noqa: SIM115 (owned by the result)
-        return cls(file, mapping)
+        return cls(file, mapping, kind)
 
     def _touch(self) -> None:
         import numpy as np
@@ -89,14 +88,13 @@ class MappedAhead:
         if self._stop:
             return
         # then the packet table's pages, in the time the imports leave (bulk_5M: ~0.1 s)
-        from tcplens.capture.columns import dense_row_bytes
         from tcplens.capture.memory import make_warm_reserve
+        from tcplens.capture.table import dense_row_bytes
 
-        estimate = packets_estimate(mapping)
-        if estimate is None:
+        packets = packets_estimate(mapping, self.kind)
+        if packets is None:
             return
-        kind, packets = estimate
-        reserve = make_warm_reserve(packets * dense_row_bytes(pcap=kind == "pcap"))
+        reserve = make_warm_reserve(packets * dense_row_bytes(pcap=self.kind == "pcap"))
         if reserve is not None and not self._stop:
             reserve.touch(STEP_PAGES * mmap.PAGESIZE)
 
@@ -115,41 +113,53 @@ class MappedAhead:
 
 # records or blocks read from the start of a file to estimate its packets (a few ms of Python)
 SAMPLE_RECORDS = 2048
-_PCAP_MAGICS = {b"\xd4\xc3\xb2\xa1": "<", b"\x4d\x3c\xb2\xa1": "<"}
-_PCAP_MAGICS |= {b"\xa1\xb2\xc3\xd4": ">", b"\xa1\xb2\x3c\x4d": ">"}
-_PCAPNG_PACKET_BLOCKS = (2, 3, 6)  # obsolete packet, simple packet, enhanced packet
-_SLACK = 1.05  # the estimate and 5 % more: the table's pages past the last row are not touched
+# the estimate and 5 % more: the reserve's pages the table does not take are unmapped after the read
+_SLACK = 1.05
 
 
-def packets_estimate(data: mmap.mmap) -> tuple[str, int] | None:
-    """The format of a pcap or pcapng file and about how many packets it holds (a little more),
-    from the mean size of its first records; None if they do not parse (the reader will say why).
+def packets_estimate(data: mmap.mmap, kind: str) -> int | None:
+    """About how many packets the pcap or pcapng file ``data`` holds (a little more), from the
+    mean size of its first records; None if they do not parse (the reader will say why).
 
     For sizing the memory made ahead only: a file whose later packets are smaller than its first
-    ones holds more, and the table's pages beyond the estimate are faulted in as they are used.
+    ones holds more, and the table's pages beyond the estimate are populated as they are used.
+    The reader's walks are compiled kernels, not loaded yet while this runs (during the imports),
+    so this reads the first records in Python, with the reader's header parser and constants
+    (``formats``: nothing here may import numba, see there).
     """
+    from tcplens.capture.errors import CaptureError
+    from tcplens.capture.formats import (
+        EPB,
+        FILE_HEADER_LEN,
+        MIN_BLOCK,
+        OPB,
+        RECORD_HEADER_LEN,
+        SPB,
+        parse_file_header,
+    )  # fmt: skip
+
     size = len(data)
-    magic = data[:4]
-    if magic in _PCAP_MAGICS:
-        order, pos, records = _PCAP_MAGICS[magic], 24, 0
-        while records < SAMPLE_RECORDS and pos + 16 <= size:
-            pos += 16 + struct.unpack_from(order + "I", data, pos + 8)[0]
+    pos = first = records = 0
+    if kind == "pcap":
+        try:
+            order = ">" if parse_file_header(data[:FILE_HEADER_LEN]).big_endian else "<"
+        except CaptureError:
+            return None
+        pos = first = FILE_HEADER_LEN
+        while records < SAMPLE_RECORDS and pos + RECORD_HEADER_LEN <= size:
+            pos += RECORD_HEADER_LEN + struct.unpack_from(order + "I", data, pos + 8)[0]
             records += 1
-        kind, first = "pcap", 24
-    elif magic == b"\x0a\x0d\x0d\x0a" and size >= 12:
+    else:  # pcapng: the first section's byte order (pcapng §4.1), as the walk reads it
         order = "<" if data[8:12] == b"\x4d\x3c\x2b\x1a" else ">"
-        pos = records = first = blocks = 0
-        while blocks < SAMPLE_RECORDS and pos + 12 <= size:
-            kind_, length = struct.unpack_from(order + "II", data, pos)
-            if length < 12 or length % 4:
+        for _ in range(SAMPLE_RECORDS):
+            if pos + MIN_BLOCK > size:
+                break
+            block_type, length = struct.unpack_from(order + "II", data, pos)
+            if length < MIN_BLOCK or length % 4:
                 return None
-            records += kind_ in _PCAPNG_PACKET_BLOCKS
+            records += block_type in (EPB, SPB, OPB)
             pos += length
-            blocks += 1
-        kind = "pcapng"
-    else:
-        return None
     if records == 0 or pos <= first:
         return None
     per_record = (min(pos, size) - first) / records
-    return kind, int((size - first) / per_record * _SLACK) + 1
+    return int((size - first) / per_record * _SLACK) + 1

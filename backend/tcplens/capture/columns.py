@@ -11,7 +11,7 @@ import numpy as np
 from tcplens.capture.addresses import U64
 from tcplens.capture.memory import anonymous_memory
 from tcplens.capture.records import DecodeChunk
-from tcplens.capture.table import DONE_AFTER_EVENTS, DONE_AFTER_FLOWS, I64
+from tcplens.capture.table import DONE_AFTER_EVENTS, DONE_AFTER_FLOWS, I64, dense_layout
 
 Columns = dict[str, Any]
 
@@ -115,50 +115,13 @@ def allocate_columns(n: int, pcap: bool, *, populate: bool = True) -> TableColum
     The entries (SYN options, SACK blocks, long lengths) get room for one per packet (blocks:
     more if they come, see ``Entries.room``), mapped but touched only where written.
     """
-    shapes = {name: (n, np.dtype(dtype)) for name, dtype in LAYOUT}
-    dense = _blocks(
-        {k: v for k, v in shapes.items() if not (pcap and k in PER_INTERFACE)}, populate
-    )
+    dense = _blocks({name: (n, np.dtype(dtype)) for name, dtype in dense_layout(pcap)}, populate)
     return TableColumns(
         dense,
         Entries(HANDSHAKE, n),
         Entries(SACK_BLOCKS, n),
         Entries(LONG_LENGTHS, n),
         populate,
-    )
-
-
-# name, dtype; every row is written by the walker or the decoder (in blocks: see allocate_columns)
-LAYOUT: tuple[tuple[str, type], ...] = (
-    ("ts_ns", np.int64),
-    ("interface", np.uint16),
-    ("link_type", np.uint16),
-    ("caplen16", np.uint16),
-    ("origlen16", np.uint16),
-    ("status", np.uint8),
-    ("ip_version", np.uint8),
-    ("src_id", np.uint32),
-    ("dst_id", np.uint32),
-    ("ip_proto", np.uint8),
-    ("src_port", np.uint16),
-    ("dst_port", np.uint16),
-    ("tcp_seq", np.uint32),
-    ("tcp_ack", np.uint32),
-    ("tcp_flags", np.uint16),
-    ("tcp_window", np.uint16),
-    ("tcp_hdr_len", np.uint8),
-    ("tcp_payload_len16", np.uint16),
-    ("tcp_options", np.uint8),
-    ("ts_val", np.uint32),
-    ("ts_ecr", np.uint32),
-)
-PER_INTERFACE = ("interface", "link_type")  # a pcap's are one value (``reader._Reading._table``)
-
-
-def dense_row_bytes(*, pcap: bool) -> int:
-    """Bytes a packet takes in the dense columns (``allocate_columns``)."""
-    return sum(
-        np.dtype(dtype).itemsize for name, dtype in LAYOUT if not (pcap and name in PER_INTERFACE)
     )
 
 

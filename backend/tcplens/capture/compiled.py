@@ -23,7 +23,7 @@ F = TypeVar("F", bound=Callable[..., object])
 
 _KERNEL_MODULES = (
     "compiled", "link", "headers", "decode", "pcap", "pcap_walk", "pcapng", "dns", "records", "table",
-    "addresses",
+    "addresses", "formats",
 )  # fmt: skip
 
 

@@ -24,7 +24,7 @@ import numba
 import numpy as np
 
 from tcplens.capture.compiled import kernel, parallel_kernel, read_u32
-from tcplens.capture.pcap import RECORD_HEADER_LEN, PcapHeader
+from tcplens.capture.formats import RECORD_HEADER_LEN, PcapHeader
 from tcplens.capture.records import (
     BAD_RECORD_TOO_LONG,
     MAX_RECORD,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from tcplens.capture.compiled import byte, inline_kernel, kernel, read_u16, read_u32
+from tcplens.capture.formats import EPB, IDB, MIN_BLOCK, OPB, SHB, SPB
 from tcplens.capture.records import (
     BAD_BLOCK_LENGTH,
     BAD_BYTE_ORDER,
@@ -33,12 +34,6 @@ from tcplens.capture.records import (
 )
 from tcplens.capture.table import I64, U8, U16, U32
 
-SHB = 0x0A0D0D0A
-IDB = 0x00000001
-OPB = 0x00000002
-SPB = 0x00000003
-EPB = 0x00000006
-MIN_BLOCK = 12
 MIN_SPB = 16  # the smallest block that is a packet
 MAX_INTERFACES = 65535
 MAX_COMMENTS = 64  # per walk; the reader drains them after each buffer

@@ -25,18 +25,9 @@ import numba
 import numpy as np
 
 from tcplens.capture.compiled import inline_kernel, kernel, parallel_kernel, read_u16, read_u32
+from tcplens.capture.formats import EPB, IDB, MIN_BLOCK, OPB, SHB, SPB
 from tcplens.capture.pcap_walk import MIN_PART_BYTES, PARTS_PER_THREAD
-from tcplens.capture.pcapng import (
-    EPB,
-    IDB,
-    MIN_BLOCK,
-    OPB,
-    OPT_COMMENT,
-    OPT_END,
-    SHB,
-    SPB,
-    units_to_ns,
-)
+from tcplens.capture.pcapng import OPT_COMMENT, OPT_END, units_to_ns
 from tcplens.capture.records import MAX_RECORD, DecodeChunk, chunks_from_marks, joined_marks
 from tcplens.capture.table import I64, U8, U16, U32
 

@@ -27,10 +27,11 @@ from tcplens.capture.compression import DEFAULT_MAX_BYTES, sniff_format
 from tcplens.capture.decode import decode_packets
 from tcplens.capture.dns import DnsCollector
 from tcplens.capture.errors import CompressionError, MalformedCaptureError, NotACaptureError
+from tcplens.capture.formats import FILE_HEADER_LEN, parse_file_header
 from tcplens.capture.link import DECODED_LINK_TYPES
 from tcplens.capture.memory import anonymous_memory, release_warm_reserve
 from tcplens.capture.paging import PagingAhead
-from tcplens.capture.pcap import FILE_HEADER_LEN, PcapWalker, parse_file_header
+from tcplens.capture.pcap import PcapWalker
 from tcplens.capture.pcap_walk import walk_pcap
 from tcplens.capture.pcapng import PcapngWalker
 from tcplens.capture.pcapng_walk import PcapngWalk, walk_pcapng

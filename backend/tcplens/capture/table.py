@@ -63,6 +63,43 @@ DONE_AFTER_EVENTS = (  # the per-packet state machine (``flow_events``); the RTT
 )  # fmt: skip
 
 
+# name, dtype; every row is written by the walker or the decoder (in blocks: see ``columns.allocate_columns``)
+LAYOUT: tuple[tuple[str, type], ...] = (
+    ("ts_ns", np.int64),
+    ("interface", np.uint16),
+    ("link_type", np.uint16),
+    ("caplen16", np.uint16),
+    ("origlen16", np.uint16),
+    ("status", np.uint8),
+    ("ip_version", np.uint8),
+    ("src_id", np.uint32),
+    ("dst_id", np.uint32),
+    ("ip_proto", np.uint8),
+    ("src_port", np.uint16),
+    ("dst_port", np.uint16),
+    ("tcp_seq", np.uint32),
+    ("tcp_ack", np.uint32),
+    ("tcp_flags", np.uint16),
+    ("tcp_window", np.uint16),
+    ("tcp_hdr_len", np.uint8),
+    ("tcp_payload_len16", np.uint16),
+    ("tcp_options", np.uint8),
+    ("ts_val", np.uint32),
+    ("ts_ecr", np.uint32),
+)
+PER_INTERFACE = ("interface", "link_type")  # a pcap's are one value (``reader._Reading._table``)
+
+
+def dense_layout(pcap: bool) -> list[tuple[str, type]]:
+    """The dense columns of a table (``columns.allocate_columns``): a pcap has no per-interface ones."""
+    return [(name, dtype) for name, dtype in LAYOUT if not (pcap and name in PER_INTERFACE)]
+
+
+def dense_row_bytes(*, pcap: bool) -> int:
+    """Bytes a packet takes in the dense columns."""
+    return sum(np.dtype(dtype).itemsize for _, dtype in dense_layout(pcap))
+
+
 class ReleasedColumnError(RuntimeError):
     """A PacketTable column was read after the table handed it over (``PacketTable.release``)."""
 

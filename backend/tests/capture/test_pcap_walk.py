@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from tcplens.capture import pcap_walk, read_capture, reader
-from tcplens.capture.pcap import PcapHeader, parse_file_header, walk_pcap_records
+from tcplens.capture.formats import PcapHeader, parse_file_header
+from tcplens.capture.pcap import walk_pcap_records
 from tcplens.capture.pcap_walk import CHAIN, walk_pcap
 from tcplens.capture.records import STOP_BAD, STOP_NEED_MORE
 from tcplens.capture.table import ACK, PSH

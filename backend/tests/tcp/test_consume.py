@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from tcplens.capture import buffers, read_capture
-from tcplens.capture.columns import LAYOUT
 from tcplens.capture.memory import mapped_regions
 from tcplens.capture.table import (
     DONE_AFTER_EVENTS,
     DONE_AFTER_FLOWS,
+    LAYOUT,
     Capture,
     PacketTable,
     ReleasedColumnError,
