@@ -82,10 +82,17 @@ _can_populate = _madvise is not None and sys.platform.startswith("linux")
 
 
 def _populate(address: int, nbytes: int) -> None:
-    """Fault in ``nbytes`` at ``address`` for writing (on an older kernel: note it cannot)."""
+    """Fault in ``nbytes`` at ``address`` for writing (on an older kernel: note it cannot).
+
+    From the start of ``address``'s page: madvise refuses an unaligned address with the EINVAL
+    an older kernel gives, which would turn populating off for the rest of the process."""
     global _can_populate
     assert _madvise is not None
-    if _madvise(address, nbytes, _MADV_POPULATE_WRITE) != 0 and ctypes.get_errno() == errno.EINVAL:
+    start = address - address % mmap.PAGESIZE
+    if (
+        _madvise(start, nbytes + (address - start), _MADV_POPULATE_WRITE) != 0
+        and ctypes.get_errno() == errno.EINVAL
+    ):
         _can_populate = False  # Linux < 5.14; ENOMEM: the first touches will meet it
 
 
@@ -153,6 +160,8 @@ def anonymous_memory(nbytes: int, *, populate: bool = False, dense: bool = False
     memory = np.frombuffer(mapping, np.uint8)
     _live[memory.ctypes.data] = mapping
     warm = _warm.take_into(memory.ctypes.data, nbytes) if dense and _warm is not None else 0
+    if warm:
+        _warm_bytes[mapping] = warm
     if populate and _can_populate and warm < nbytes:
         _populate_parallel(memory.ctypes.data + warm, nbytes - warm, _cores())
     if populate and not _can_populate:
@@ -196,7 +205,7 @@ class _Spare:
 # the pool of the ``recycling()`` scope in progress (None: no scope, nothing is recycled)
 _pool: list[_Spare] | None = None
 # the roots armed by ``recycle_when_dead`` whose views are not all dead yet, by id
-_armed: dict[int, weakref.finalize[..., None]] = {}
+_armed: dict[int, weakref.finalize[..., Any]] = {}
 _ALIGN = 64  # each recycled array starts on a cache line, like the table's columns
 
 
@@ -217,17 +226,38 @@ def recycle_when_dead(array: npt.NDArray[Any]) -> bool:
     """Offer the ``anonymous_memory`` mapping under ``array`` to the pool, to join it when its
     last view dies (with ``array`` itself, if the caller's was the last reference: the caller
     drops it right after). Returns False (nothing to recycle) for memory not mapped here."""
-    root = array.base if isinstance(array.base, np.ndarray) else array
-    view = root.base
-    if not isinstance(view, memoryview) or not isinstance(view.obj, mmap.mmap):
+    found = _mapping_under(array)
+    if found is None:
         return False
-    mapping = view.obj
-    if _live.get(root.ctypes.data) is not mapping or root.nbytes != len(mapping):
-        return False
+    root, mapping = found
     if id(root) not in _armed:
         _armed[id(root)] = weakref.finalize(root, _join_pool, id(root), mapping)
         _armed[id(root)].atexit = False
     return True
+
+
+def _mapping_under(array: npt.NDArray[Any]) -> tuple[U8, mmap.mmap] | None:
+    """The whole-mapping array under ``array`` and its ``anonymous_memory`` mapping, or None
+    for memory not mapped here (numpy collapses a view of a view onto that array)."""
+    root = array.base if isinstance(array.base, np.ndarray) else array
+    view = root.base
+    if not isinstance(view, memoryview) or not isinstance(view.obj, mmap.mmap):
+        return None
+    mapping = view.obj
+    if _live.get(root.ctypes.data) is not mapping or root.nbytes != len(mapping):
+        return None
+    return root, mapping
+
+
+def warm_end(array: npt.NDArray[Any]) -> int:
+    """The address up to which the mapping under ``array`` came with pages of the
+    ``WarmReserve`` (its start if none, 0 for memory not mapped here): a populate would find
+    them there already (``paging`` skips them)."""
+    found = _mapping_under(array)
+    if found is None:
+        return 0
+    root, mapping = found
+    return int(root.ctypes.data) + _warm_bytes.get(mapping, 0)
 
 
 def _join_pool(root_id: int, mapping: mmap.mmap) -> None:
@@ -321,7 +351,8 @@ class WarmReserve:
 
     def take_into(self, address: int, nbytes: int) -> int:
         """Move up to ``nbytes`` (rounded up to whole pages) of touched pages to ``address`` (a
-        private anonymous mapping of at least that many pages); returns the bytes moved."""
+        private anonymous mapping of at least that many pages); returns the bytes moved, whole
+        pages (``warm_end`` and ``paging`` count on page boundaries)."""
         self.close()
         size = min(-(-nbytes // mmap.PAGESIZE) * mmap.PAGESIZE, self.nbytes - self._taken)
         if size <= 0 or _mremap is None:
@@ -330,7 +361,7 @@ class WarmReserve:
         if _mremap(source, size, size, _MREMAP_MAYMOVE | _MREMAP_FIXED, address) != address:
             return 0  # (ENOMEM: more mappings than vm.max_map_count) the pages stay here
         self._taken += size
-        return min(size, nbytes)
+        return size
 
 
 _MREMAP_MAYMOVE = 1  # linux/mman.h
@@ -375,6 +406,8 @@ def _raw_view(address: int, nbytes: int) -> U8:
 
 # the reserve made ahead, if any (one per process: ``make_warm_reserve``)
 _warm: WarmReserve | None = None
+# bytes from its start each mapping took from the reserve (an entry goes with its mapping)
+_warm_bytes: weakref.WeakKeyDictionary[mmap.mmap, int] = weakref.WeakKeyDictionary()
 
 
 def make_warm_reserve(nbytes: int) -> WarmReserve | None:

@@ -30,7 +30,7 @@ from typing import Any
 import numpy.typing as npt
 
 from tcplens.capture.buffers import CaptureBuffer
-from tcplens.capture.memory import populate_range
+from tcplens.capture.memory import populate_range, warm_end
 from tcplens.capture.records import DecodeChunk
 
 # chunks populated ahead of the one being decoded: one is being decoded while the next is
@@ -137,9 +137,10 @@ def _chunk_ranges(
     columns: Sequence[npt.NDArray[Any]], chunks: Sequence[DecodeChunk]
 ) -> list[list[tuple[int, int]]]:
     """Per chunk, the ``(address, nbytes)`` page ranges of its rows in each column that no
-    earlier chunk's range covered (a page shared by two chunks is populated with the first)."""
+    earlier chunk's range covered (a page shared by two chunks is populated with the first)
+    and that did not come resident from the ``memory.WarmReserve``."""
     page = mmap.PAGESIZE
-    done = [0] * len(columns)
+    done = [warm_end(column) for column in columns]  # pages made ahead are resident already
     out = []
     for chunk in chunks:
         ranges = []

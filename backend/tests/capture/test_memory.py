@@ -273,3 +273,13 @@ def test_populated_dense_memory_populates_past_the_warm_pages(
     array = anonymous_memory(6 * MIB, populate=True, dense=True)
     assert not array.any()
     assert faults_writing(array) <= 2  # 4 MiB moved, 2 populated (1536 faults without either)
+
+
+@linux_only
+def test_populating_from_inside_a_page_populates_it_and_stays_on() -> None:
+    page = mmap.PAGESIZE
+    array = anonymous_memory(64 * page)
+    memory.populate_range(array.ctypes.data + 100, 48 * page - 100)  # from inside page 0
+    assert memory._can_populate  # an unaligned start is not an old kernel's EINVAL
+    assert faults_writing(array[: 48 * page]) <= 2  # resident (48 faults otherwise)
+    assert faults_writing(array[48 * page :]) >= 16  # the pages not asked for

@@ -13,11 +13,13 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from tcplens.capture import read_capture
+from tcplens.capture import memory, read_capture
 from tcplens.capture.buffers import CaptureBuffer
+from tcplens.capture.columns import allocate_columns
 from tcplens.capture.memory import anonymous_memory
 from tcplens.capture.paging import _chunk_ranges
 from tcplens.capture.records import DecodeChunk
+from tcplens.capture.table import DONE_AFTER_FLOWS
 from tests.capture.shared_captures import LAB, require
 
 PAGE = mmap.PAGESIZE
@@ -152,3 +154,32 @@ def faults_writing(array: np.ndarray) -> int:
     before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     array.view(np.uint8)[::PAGE] = 1
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the reserve's pages move with mremap")
+def test_the_pages_that_came_warm_are_not_populated_again() -> None:
+    reserve = memory.make_warm_reserve(64 * PAGE)
+    assert reserve is not None
+    reserve.touch(16 * PAGE)
+    rows = 40 * PAGE
+    dense = allocate_columns(rows, pcap=True, populate=False).dense
+    block = [dense[name] for name in DONE_AFTER_FLOWS if name in dense]  # one mapping
+    start = min(column.ctypes.data for column in block)
+    end = memory.warm_end(block[0])
+    assert end == start + 64 * PAGE  # the block's first 64 pages came from the reserve
+    ranges = [r for chunk in _chunk_ranges(block, [_chunk(0, rows)]) for r in chunk]
+    populated = {
+        page for address, nbytes in ranges for page in range(address, address + nbytes, PAGE)
+    }
+    expected = {
+        page
+        for column in block
+        for page in range(
+            column.ctypes.data // PAGE * PAGE, column.ctypes.data + column.nbytes, PAGE
+        )
+        if page >= end
+    }
+    assert populated == expected  # every other page of the block, each once
+    plain = anonymous_memory(PAGE)  # memory that took nothing from a reserve
+    assert memory.warm_end(plain) == plain.ctypes.data
+    assert memory.warm_end(np.zeros(8)) == 0  # not mapped here
