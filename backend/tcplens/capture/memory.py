@@ -330,6 +330,11 @@ class WarmReserve:
                 pages[self.warm : end : mmap.PAGESIZE] = 0
                 self.warm = end
 
+    def stop(self) -> None:
+        """Stop the touching after its current step, without waiting for that step (``close``
+        waits, and ``take_into`` closes: by then the step is usually done)."""
+        self._closed = True
+
     def close(self) -> None:
         """Stop the touching (after its current step) and unmap the pages it did not reach."""
         self._closed = True
@@ -434,7 +439,8 @@ def release_warm_reserve() -> None:
         _warm = None
 
 
-def close_warm_reserve() -> None:
-    """Stop making the reserve (the reader starts): ``anonymous_memory`` takes what is touched."""
+def stop_warm_reserve() -> None:
+    """Stop making the reserve (the reader starts), without waiting for the step in progress:
+    ``anonymous_memory`` takes what is touched when the table is mapped."""
     if _warm is not None:
-        _warm.close()
+        _warm.stop()

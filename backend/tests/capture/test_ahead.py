@@ -7,6 +7,7 @@ import dataclasses
 import gzip
 import mmap
 import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -168,3 +169,38 @@ def test_the_table_takes_the_pages_made_ahead(
     dense = len(capture.packets) * dense_row_bytes(pcap=True)
     assert len(taken) == 2 and dense <= sum(taken) <= dense + 2 * 64 * 21 + 2 * mmap.PAGESIZE
     assert memory._warm is None  # the rest of the reserve was let go after the read
+
+
+def test_taking_the_mapping_does_not_wait_for_the_reserve_step_in_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = SHARED_CAPTURES / "lab/lossy_download.pcap"
+    require(source)
+    monkeypatch.setattr(ahead_module, "MIN_BYTES", 0)
+    started, finish = threading.Event(), threading.Event()
+
+    def one_slow_step(self: memory.WarmReserve, step: int) -> None:
+        with self._touching:  # the whole reserve as one step, which ends when the test says
+            started.set()
+            assert finish.wait(timeout=30)
+            memory._raw_view(self._address, self.nbytes)[:: mmap.PAGESIZE] = 0
+            self.warm = self.nbytes
+
+    monkeypatch.setattr(memory.WarmReserve, "touch", one_slow_step)
+    ahead = MappedAhead.start(source)
+    assert ahead is not None and started.wait(timeout=30)
+    taking = threading.Thread(target=ahead.take)
+    taking.start()
+    taking.join(timeout=10)
+    assert not taking.is_alive()  # the mapping was handed over while the step went on
+    finish.set()
+    ahead._thread.join()
+    reserve = memory._warm
+    assert reserve is not None and reserve.warm == reserve.nbytes  # the step's pages, all kept
+    try:
+        dense = memory.anonymous_memory(reserve.nbytes, dense=True)  # the table, mapped after
+        assert reserve.left()[1] == 0
+        assert _resident_kib(dense.ctypes.data) * 1024 == reserve.nbytes  # moved in, resident
+    finally:
+        memory.release_warm_reserve()
+        ahead.file.close()

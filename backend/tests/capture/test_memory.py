@@ -257,12 +257,30 @@ def test_a_reserve_gives_only_what_was_touched_before_it_closed(
     reserve: memory.WarmReserve,
 ) -> None:
     half = threading.Thread(target=reserve.touch, args=(MIB,))
-    memory.close_warm_reserve()  # the reader starts before the helper touched anything
+    memory.stop_warm_reserve()  # the reader starts before the helper touched anything
     half.start()
     half.join()
-    assert reserve.warm == 0 and reserve.left()[1] == 0  # untouched pages are unmapped at close
+    assert reserve.warm == 0
     array = anonymous_memory(MIB, dense=True)
+    assert reserve.left()[1] == 0  # untouched pages are unmapped once the table is mapped
     assert faults_writing(array) == MIB // mmap.PAGESIZE
+
+
+@linux_only
+def test_stopping_the_reserve_does_not_wait_for_the_step_in_progress(
+    reserve: memory.WarmReserve,
+) -> None:
+    with reserve._touching:  # as while the helper touches a step
+        stopping = threading.Thread(target=memory.stop_warm_reserve)
+        stopping.start()
+        stopping.join(timeout=5)
+        assert not stopping.is_alive()  # returned without the step's end
+        closing = threading.Thread(target=reserve.close)
+        closing.start()
+        closing.join(timeout=0.2)
+        assert closing.is_alive()  # closing (the table's mapping) waits for the step
+    closing.join()
+    assert reserve.left()[1] == 0
 
 
 @linux_only
