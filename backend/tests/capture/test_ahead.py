@@ -16,6 +16,7 @@ import pytest
 from tcplens.capture import MappedAhead, memory, read_capture
 from tcplens.capture import ahead as ahead_module
 from tcplens.capture.table import Capture, dense_row_bytes
+from tests.capture.faults import faults_writing
 from tests.capture.shared_captures import SHARED_CAPTURES, require
 
 
@@ -146,12 +147,19 @@ def test_no_packets_estimate_for_what_does_not_parse(tmp_path: Path) -> None:
         assert ahead_module.packets_estimate(data, "pcap") is None
 
 
-def test_the_table_takes_the_pages_made_ahead(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def small_capture(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A lab capture, mapped ahead although it is small."""
     source = SHARED_CAPTURES / "lab/lossy_download.pcap"
     require(source)
     monkeypatch.setattr(ahead_module, "MIN_BYTES", 0)
+    return source
+
+
+def test_the_table_takes_the_pages_made_ahead(
+    small_capture: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = small_capture
     taken: list[int] = []
     take_into = memory.WarmReserve.take_into
 
@@ -172,11 +180,8 @@ def test_the_table_takes_the_pages_made_ahead(
 
 
 def test_taking_the_mapping_does_not_wait_for_the_reserve_step_in_progress(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    small_capture: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    source = SHARED_CAPTURES / "lab/lossy_download.pcap"
-    require(source)
-    monkeypatch.setattr(ahead_module, "MIN_BYTES", 0)
     started, finish = threading.Event(), threading.Event()
 
     def one_slow_step(self: memory.WarmReserve, step: int) -> None:
@@ -187,7 +192,7 @@ def test_taking_the_mapping_does_not_wait_for_the_reserve_step_in_progress(
             self.warm = self.nbytes
 
     monkeypatch.setattr(memory.WarmReserve, "touch", one_slow_step)
-    ahead = MappedAhead.start(source)
+    ahead = MappedAhead.start(small_capture)
     assert ahead is not None and started.wait(timeout=30)
     taking = threading.Thread(target=ahead.take)
     taking.start()
@@ -200,7 +205,7 @@ def test_taking_the_mapping_does_not_wait_for_the_reserve_step_in_progress(
     try:
         dense = memory.anonymous_memory(reserve.nbytes, dense=True)  # the table, mapped after
         assert reserve.left()[1] == 0
-        assert _resident_kib(dense.ctypes.data) * 1024 == reserve.nbytes  # moved in, resident
+        assert faults_writing(dense) <= 2  # its pages came in resident (one fault a page else)
     finally:
         memory.release_warm_reserve()
         ahead.file.close()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 import mmap
-import resource
 import sys
 import threading
 from collections.abc import Iterator
@@ -19,16 +18,10 @@ import pytest
 from tcplens.capture import memory
 from tcplens.capture.memory import anonymous_memory
 from tcplens.tcp.compiled import empty
+from tests.capture.faults import faults_writing
 
 MIB = 1 << 20
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="MADV_POPULATE_WRITE is Linux's")
-
-
-def faults_writing(array: np.ndarray) -> int:
-    """Minor page faults taken while writing one byte of each page of ``array``."""
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    array.view(np.uint8)[:: mmap.PAGESIZE] = 1
-    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
 
 
 def test_memory_is_zero_filled_and_sized() -> None:

@@ -4,7 +4,6 @@ thread that never outlives the read."""
 from __future__ import annotations
 
 import mmap
-import resource
 import sys
 import threading
 from typing import Any, cast
@@ -20,6 +19,7 @@ from tcplens.capture.memory import anonymous_memory
 from tcplens.capture.paging import _chunk_ranges
 from tcplens.capture.records import DecodeChunk
 from tcplens.capture.table import DONE_AFTER_FLOWS
+from tests.capture.faults import faults_writing
 from tests.capture.shared_captures import LAB, require
 
 PAGE = mmap.PAGESIZE
@@ -147,13 +147,6 @@ def test_a_decoder_ahead_of_the_helper_populates_its_chunk_itself() -> None:
         paging.ready(1)
         paging.close()
     assert sum(faults_writing(c) for c in columns) < 32  # the helper did the second chunk
-
-
-def faults_writing(array: np.ndarray) -> int:
-    """Minor page faults taken while writing one byte of each page of ``array``."""
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    array.view(np.uint8)[::PAGE] = 1
-    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the reserve's pages move with mremap")
