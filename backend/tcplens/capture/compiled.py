@@ -16,6 +16,9 @@ from typing import TypeVar, cast
 
 import numba
 import numpy as np
+import numpy.typing as npt
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 from tcplens.capture.table import U8
 
@@ -82,6 +85,28 @@ def inline_kernel(function: F) -> F:
     time. Inlined, the caller sees the arrays directly.
     """
     return cast(F, numba.njit(cache=True, nogil=True, inline="always")(function))
+
+
+@intrinsic
+def _take_next(typingctx, counter):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """``counter[0]``, then ``counter[0] + 1`` in its place, in one atomic step (LLVM's atomicrmw
+    add): the index each worker of a parallel kernel takes next, so that a worker slowed down
+    (its core shared with another thread) takes fewer parts instead of holding up the kernel.
+    ``counter`` is a 1-D int64 array."""
+    signature = types.int64(counter)
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        array = context.make_array(sig.args[0])(context, builder, args[0])
+        first = cgutils.get_item_pointer(  # type: ignore[no-untyped-call]
+            context, builder, sig.args[0], array, [context.get_constant(types.intp, 0)]
+        )
+        one = context.get_constant(types.int64, 1)
+        return builder.atomic_rmw("add", first, one, "monotonic")
+
+    return signature, codegen
+
+
+take_next = cast(Callable[[npt.NDArray[np.int64]], int], _take_next)  # typed for mypy
 
 
 @kernel

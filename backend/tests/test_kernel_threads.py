@@ -1,0 +1,78 @@
+"""``tcplens.commands.kernel_threads``: numba's worker threads started and pinned one per core,
+and ``capture.compiled.take_next``, how the workers share a kernel's parts.
+
+The pinning runs in a fresh interpreter: it starts numba's thread pool, once per process, and
+pinned threads would stay pinned for the rest of the test session.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numba
+import numpy as np
+import pytest
+
+from tcplens.capture.compiled import parallel_kernel, take_next
+
+BACKEND = Path(__file__).resolve().parents[1]
+
+
+@parallel_kernel
+def _take_all(n: int, workers: int) -> np.ndarray:  # pragma: no cover - compiled
+    times = np.zeros(n, np.int64)  # how often each index was taken
+    taken = np.zeros(1, np.int64)
+    for _ in numba.prange(workers):
+        while True:
+            i = take_next(taken)
+            if i >= n:
+                break
+            times[i] += 1
+    return times
+
+
+def test_the_workers_take_every_index_once() -> None:
+    for n in (0, 1, 7, 10_000):
+        for workers in (1, numba.get_num_threads()):
+            assert _take_all(n, workers).tolist() == [1] * n
+
+
+PINNED = """
+import os, sys
+from tcplens.commands.cached_kernels import load_cached_kernels_quickly
+from tcplens.commands.kernel_threads import pin_kernel_threads
+
+load_cached_kernels_quickly(one_process=True)
+before = set(os.listdir("/proc/self/task"))
+print(pin_kernel_threads())
+workers = sorted(int(t) for t in set(os.listdir("/proc/self/task")) - before)
+print([sorted(os.sched_getaffinity(t)) for t in workers])
+import numba
+print(numba.threading_layer())
+print(pin_kernel_threads())  # the pool runs: nothing more to pin
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread affinity is Linux's")
+def test_each_worker_runs_on_a_core_of_its_own() -> None:
+    cores = sorted(os.sched_getaffinity(0))
+    env = {**os.environ, "PYTHONPATH": str(BACKEND), "NUMBA_NUM_THREADS": "2"}
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(PINNED)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    pinned, affinities, layer, again = done.stdout.splitlines()
+    assert layer == "workqueue"  # the layer the kernels are made for (capture.compiled)
+    assert again == "False"
+    if len(cores) < 2:  # more workers than cores: left to the scheduler
+        assert pinned == "False"
+        return
+    assert pinned == "True"
+    assert affinities == str([[cores[0]], [cores[1]]])
