@@ -17,16 +17,16 @@ import numba
 import numpy as np
 import pytest
 
-from tcplens.capture.compiled import parallel_kernel, take_next
+from tcplens.capture.compiled import WORKERS, parallel_kernel, take_next
 
 BACKEND = Path(__file__).resolve().parents[1]
 
 
 @parallel_kernel
-def _take_all(n: int, workers: int) -> np.ndarray:  # pragma: no cover - compiled
+def _take_all(n: int) -> np.ndarray:  # pragma: no cover - compiled
     times = np.zeros(n, np.int64)  # how often each index was taken
     taken = np.zeros(1, np.int64)
-    for _ in numba.prange(workers):
+    for _worker in numba.prange(WORKERS):  # as the parallel passes do
         while True:
             i = take_next(taken)
             if i >= n:
@@ -36,9 +36,14 @@ def _take_all(n: int, workers: int) -> np.ndarray:  # pragma: no cover - compile
 
 
 def test_the_workers_take_every_index_once() -> None:
-    for n in (0, 1, 7, 10_000):
-        for workers in (1, numba.get_num_threads()):
-            assert _take_all(n, workers).tolist() == [1] * n
+    threads = numba.get_num_threads()
+    try:
+        for workers in {1, threads}:
+            numba.set_num_threads(workers)
+            for n in (0, 1, 7, 10_000):
+                assert _take_all(n).tolist() == [1] * n
+    finally:
+        numba.set_num_threads(threads)
 
 
 PINNED = """

@@ -107,6 +107,13 @@ def _take_next(typingctx, counter):  # type: ignore[no-untyped-def]  # pragma: n
 
 
 take_next = cast(Callable[[npt.NDArray[np.int64]], int], _take_next)  # typed for mypy
+# ``for _worker in numba.prange(WORKERS)`` around a ``take_next`` loop: numba cuts the range
+# into one block per worker thread, so each worker gets an iteration (up to this many workers),
+# and each iteration takes parts until none is left (the other iterations find none: an atomic
+# add each). In fixed blocks of parts, a worker slowed down (its core shared with another
+# thread: ``paging``'s helper beside the decoding) held up the kernel. (The TCP analysis's
+# passes, run with no other thread, were no faster this way: its chunks stay in fixed blocks.)
+WORKERS = 256
 
 
 @kernel

@@ -12,6 +12,7 @@ import numpy as np
 
 from tcplens.capture.addresses import U64, find_address
 from tcplens.capture.compiled import (
+    WORKERS,
     byte,
     inline_kernel,
     parallel_kernel,
@@ -136,13 +137,12 @@ def decode_packets(
     hs_fill: int, hs_row: U32, hs_mss: I32, hs_wscale: I8, hs_sack_perm: B,
     block_fill: int, block_row: U32, block_left: U32, block_right: U32,
     long_fill: int, long_row: U32, long_caplen: U32, long_origlen: U32, long_payload: U32,
-    workers: int,
 ) -> tuple[int, int, int]:  # fmt: skip
     """Decode every record into its row of the zero-filled columns (absent fields stay 0).
 
     Rows ``part_first[p]`` to ``part_first[p + 1]`` are part ``p``; the parts run on all cores,
-    ``workers`` threads (numba's) each taking the next part not taken yet (``take_next``): a
-    worker whose core is shared (``paging``'s helper runs beside the decoding) takes fewer.
+    numba's worker threads each taking the next part not taken yet (``take_next``): a worker
+    whose core is shared (``paging``'s helper runs beside the decoding) takes fewer.
     In two fixed halves, the chunk waited for the slower one (bulk_5M, with the workers pinned
     to their cores by ``tcplens analyze``: the decoding 138-202 → 107-154 ms, 6 rounds each).
     ``data_offset[u]`` is where row ``i``'s bytes start; with ``part_pos`` (a pcap walked by
@@ -175,7 +175,7 @@ def decode_packets(
     block_count = np.zeros(parts, np.int64)
     long_count = np.zeros(parts, np.int64)
     taken = np.zeros(1, np.int64)  # parts taken so far: each worker takes the next (take_next)
-    for _ in numba.prange(workers):  # rows are independent: on all cores
+    for _worker in numba.prange(WORKERS):  # rows are independent: on all cores
         while True:
             p = take_next(taken)
             if p >= parts:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from typing import BinaryIO
 
-import numba
 import numpy as np
 
 from tcplens.capture.addresses import AddressBook, resolve_misses
@@ -339,7 +338,7 @@ class _Reading:
                 miss_key, handshake.fill, h["handshake_rows"], h["handshake_mss"],
                 h["handshake_wscale"], h["handshake_sack_perm"], blocks.fill, b["sack_block_row"],
                 b["sack_block_left"], b["sack_block_right"], long.fill, g["long_rows"],
-                g["long_caplen"], g["long_origlen"], g["long_payload"], numba.get_num_threads(),
+                g["long_caplen"], g["long_origlen"], g["long_payload"],
             )  # fmt: skip
             earliest, latest = int(ts_bounds[:, 0].min()), int(ts_bounds[:, 1].max())
             if self.rows + first == 0:
