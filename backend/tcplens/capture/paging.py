@@ -32,6 +32,7 @@ import numpy.typing as npt
 from tcplens.capture.buffers import CaptureBuffer
 from tcplens.capture.memory import populate_range, warm_end
 from tcplens.capture.records import DecodeChunk
+from tcplens.capture.threads import stay_beside_first_worker
 
 # chunks populated ahead of the one being decoded: one is being decoded while the next is
 # populated; a second gives the helper slack when a populate is slow (another process's load)
@@ -72,6 +73,7 @@ class PagingAhead:
         self._thread.start()
 
     def _run(self) -> None:
+        stay_beside_first_worker()  # (see ``threads``)
         try:
             for j in range(len(self._ranges)):
                 self._slots.acquire()  # the decoder is at most AHEAD chunks behind

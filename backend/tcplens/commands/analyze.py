@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     reuse_freed_memory()
     load_cached_kernels_quickly(one_process=True)
     if one_shot:
-        from tcplens.commands.kernel_threads import pin_kernel_threads
+        from tcplens.capture.threads import pin_kernel_threads
 
         pin_kernel_threads()  # each worker on a core of its own (the process owns its run)
     try:

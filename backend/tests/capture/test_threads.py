@@ -1,4 +1,4 @@
-"""``tcplens.commands.kernel_threads``: numba's worker threads started and pinned one per core,
+"""``tcplens.capture.threads``: numba's worker threads started and pinned one per core,
 and ``capture.compiled.take_next``, how the workers share a kernel's parts.
 
 The pinning runs in a fresh interpreter: it starts numba's thread pool, once per process, and
@@ -19,7 +19,7 @@ import pytest
 
 from tcplens.capture.compiled import WORKERS, parallel_kernel, take_next
 
-BACKEND = Path(__file__).resolve().parents[1]
+BACKEND = Path(__file__).resolve().parents[2]
 
 
 @parallel_kernel
@@ -47,11 +47,22 @@ def test_the_workers_take_every_index_once() -> None:
 
 
 PINNED = """
-import os, sys
+import os, sys, threading
 from tcplens.commands.cached_kernels import load_cached_kernels_quickly
-from tcplens.commands.kernel_threads import pin_kernel_threads
+from tcplens.capture.threads import pin_kernel_threads, stay_beside_first_worker
+
+def helper_cores():
+    cores = []
+    def helper():
+        stay_beside_first_worker()
+        cores.extend(sorted(os.sched_getaffinity(0)))
+    thread = threading.Thread(target=helper)
+    thread.start()
+    thread.join()
+    return cores
 
 load_cached_kernels_quickly(one_process=True)
+print(helper_cores())  # nothing pinned yet: the helper may run anywhere
 before = set(os.listdir("/proc/self/task"))
 print(pin_kernel_threads())
 workers = sorted(int(t) for t in set(os.listdir("/proc/self/task")) - before)
@@ -59,6 +70,7 @@ print([sorted(os.sched_getaffinity(t)) for t in workers])
 import numba
 print(numba.threading_layer())
 print(pin_kernel_threads())  # the pool runs: nothing more to pin
+print(helper_cores())
 """
 
 
@@ -73,11 +85,14 @@ def test_each_worker_runs_on_a_core_of_its_own() -> None:
         env=env,
         check=True,
     )
-    pinned, affinities, layer, again = done.stdout.splitlines()
+    unpinned_helper, pinned, affinities, layer, again, helper = done.stdout.splitlines()
+    assert unpinned_helper == str(cores)
     assert layer == "workqueue"  # the layer the kernels are made for (capture.compiled)
     assert again == "False"
     if len(cores) < 2:  # more workers than cores: left to the scheduler
         assert pinned == "False"
+        assert helper == str(cores)
         return
     assert pinned == "True"
     assert affinities == str([[cores[0]], [cores[1]]])
+    assert helper == str([cores[0]])  # beside the first worker
