@@ -62,12 +62,15 @@ _BLOCK_TOO_LARGE = -1
 # under an address-space limit)
 _TYPICAL_RECORD = 64
 _INDEX_SLACK = 1024
-_PARTS = 16  # rows of a chunk are decoded in this many parts (on all cores, whatever their number)
-# rows decoded per call: ~27 MiB of a bulk capture, ~2 ms, in parts of 2^14 rows. Each call of a
-# parallel kernel costs ~0.1-0.25 ms of CPU on this VM (waking the worker threads and parking
-# them again): 2^18 rows a call instead of 2^17 halves the calls (the first chunk, decoded
-# while the address book is empty, stays one part: see ``records.chunks_from_marks``)
-DECODE_CHUNK = 1 << 18
+_PARTS = 32  # rows of a chunk are decoded in this many parts (on all cores, whatever their number)
+# rows decoded per call: ~54 MiB of a bulk capture, ~4 ms, in parts of 2^14 rows that the
+# workers take one at a time. Each call of a parallel kernel costs ~0.1-0.25 ms of CPU on this
+# VM (waking the worker threads and parking them again), and the reading thread's bookkeeping
+# between calls leaves the workers waiting: 2^19 rows a call instead of 2^18 took the decoding
+# at bulk_5M from 117-164 to 109-123 ms (6 runs each, medians 119.5 → 111.5). The first chunk,
+# decoded while the address book is empty, stays one part of 2^14 rows (one mark: see
+# ``records.chunks_from_marks``)
+DECODE_CHUNK = 1 << 19
 
 
 def read_capture(

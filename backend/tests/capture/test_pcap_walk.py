@@ -187,6 +187,7 @@ def test_mapped_file_read_in_parts_equals_the_stream_read(
     path.write_bytes(bytes(data))
     monkeypatch.setattr(pcap_walk, "MIN_PART_BYTES", 1000)  # as many parts as it takes
     monkeypatch.setattr(reader, "DECODE_CHUNK", chunk)  # 50: decoded from a mark every 6 rows
+    monkeypatch.setattr(reader, "_PARTS", 8)
     mapped = read_capture(path)
     streamed = read_capture(io.BytesIO(bytes(data)))
     assert mapped.info == streamed.info

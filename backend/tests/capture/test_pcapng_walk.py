@@ -81,6 +81,7 @@ def _same_at_every_cut(
 
     monkeypatch.setattr(reader, "walk_pcapng", spy)
     monkeypatch.setattr(reader, "DECODE_CHUNK", 40)  # marks every 5 packets, chunks of ≤ 40
+    monkeypatch.setattr(reader, "_PARTS", 8)
     monkeypatch.setattr(pcapng_walk, "MIN_PART_BYTES", 1)
     for parts in PARTS:
         monkeypatch.setattr(pcapng_walk, "PARTS_PER_THREAD", parts)
