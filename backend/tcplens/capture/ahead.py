@@ -31,9 +31,12 @@ import os
 import stat
 import struct
 import threading
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from tcplens.capture.compression import SNIFF_BYTES, sniff_format
+
+if TYPE_CHECKING:
+    from tcplens.capture.memory import WarmReserve
 
 MIN_BYTES = 8 << 20  # a smaller file is walked in a few ms: no helper thread
 STEP_PAGES = 8192  # pages touched between two checks (32 MiB: a few ms of faults)
@@ -79,7 +82,7 @@ class MappedAhead:
     def _touch(self) -> None:
         import numpy as np
 
-        packets = None
+        reserve = None
         try:
             mapping = self._mapping
             if mapping is None:
@@ -91,24 +94,29 @@ class MappedAhead:
                 np.bitwise_or.reduce(pages[first : first + STEP_PAGES])
             del pages  # no view left on the mapping: it can be closed
             if not self._stop:
-                packets = packets_estimate(mapping, self.kind)
-        finally:  # the last read of the mapping: the reader may take it
+                reserve = self._make_reserve(mapping)
+        finally:  # the mapping read and the reserve made (or not): ``take`` may go on
             self._reading_mapping.set()
-        if packets is None or self._stop:
-            return
-        # then the packet table's pages, in the time the imports leave (bulk_5M: ~0.1 s)
+        if reserve is not None:  # the packet table's pages, in the time the imports leave
+            reserve.touch(STEP_PAGES * mmap.PAGESIZE)  # (until ``take`` stops it)
+
+    def _make_reserve(self, mapping: mmap.mmap) -> WarmReserve | None:
+        """The reserve for the table of the packets ``mapping`` is estimated to hold."""
         from tcplens.capture.memory import make_warm_reserve
         from tcplens.capture.table import dense_row_bytes
 
-        reserve = make_warm_reserve(packets * dense_row_bytes(pcap=self.kind == "pcap"))
-        if reserve is not None and not self._stop:  # (a stop after this check stops the touch)
-            reserve.touch(STEP_PAGES * mmap.PAGESIZE)
+        packets = packets_estimate(mapping, self.kind)
+        if packets is None:
+            return None
+        return make_warm_reserve(packets * dense_row_bytes(pcap=self.kind == "pcap"))
 
     def take(self) -> mmap.mmap:
         """Stop the helper and hand over the mapping, once.
 
         Waits for the helper's reads of the mapping only (its last step of pages, or the
-        estimate: a few ms). A step of the reserve's pages in progress goes on alongside the
+        estimate and the reserve's mapping: a few ms; a stop before them skips them, so no
+        reserve is made once the reader runs, where the reader's ``release_warm_reserve``
+        would miss it). A step of the reserve's pages in progress goes on alongside the
         reader's walk, which does not need them: the table takes them once it is mapped
         (``memory.WarmReserve.take_into``). Waiting for that step here (32 MiB of first
         touches, ~15-25 ms) kept the reader from starting for 2-14 ms at bulk_5M.
@@ -116,8 +124,8 @@ class MappedAhead:
         self._stop = True
         from tcplens.capture.memory import stop_warm_reserve
 
+        self._reading_mapping.wait()  # after it the helper makes no reserve
         stop_warm_reserve()  # the touching ends after its step in progress
-        self._reading_mapping.wait()
         mapping, self._mapping = self._mapping, None
         if mapping is None:
             raise ValueError("the mapping was already taken")

@@ -337,7 +337,7 @@ class WarmReserve:
 
     def close(self) -> None:
         """Stop the touching (after its current step) and unmap the pages it did not reach."""
-        self._closed = True
+        self.stop()
         with self._touching:
             if self.warm < self.nbytes:
                 _munmap(self._address + self.warm, self.nbytes - self.warm)

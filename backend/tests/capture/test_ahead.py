@@ -209,3 +209,35 @@ def test_taking_the_mapping_does_not_wait_for_the_reserve_step_in_progress(
     finally:
         memory.release_warm_reserve()
         ahead.file.close()
+
+
+def test_a_reserve_made_while_the_reader_takes_over_is_stopped_before_the_read(
+    small_capture: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    estimating, estimated = threading.Event(), threading.Event()
+    estimate = ahead_module.packets_estimate
+
+    def slow_estimate(data: mmap.mmap, kind: str) -> int | None:
+        estimating.set()
+        assert estimated.wait(timeout=30)  # the reader asks for the mapping meanwhile
+        return estimate(data, kind)
+
+    monkeypatch.setattr(ahead_module, "packets_estimate", slow_estimate)
+    ahead = MappedAhead.start(small_capture)
+    assert ahead is not None and estimating.wait(timeout=30)
+    taking = threading.Thread(target=ahead.take)
+    taking.start()
+    taking.join(timeout=0.2)
+    assert taking.is_alive()  # the hand-over waits for the estimate and the reserve
+    estimated.set()
+    taking.join(timeout=10)
+    assert not taking.is_alive()
+    reserve = memory._warm  # made before the hand-over ended, and stopped by it
+    ahead._thread.join()  # (at most its step in progress touched)
+    try:
+        assert reserve is not None and reserve._closed
+        assert memory._warm is reserve  # none made after: the read's release finds this one
+    finally:
+        memory.release_warm_reserve()
+        ahead.file.close()
+    assert memory._warm is None
