@@ -17,12 +17,14 @@ import numba
 import numpy as np
 import pytest
 
-from tcplens.capture.compiled import WORKERS, parallel_kernel, take_next
+from tcplens.capture.compiled import WORKERS, take_next
 
 BACKEND = Path(__file__).resolve().parents[2]
 
 
-@parallel_kernel
+# compiled at each run, not cached: a cached copy would keep an older take_next inlined (the
+# kernel cache's digest covers the package's modules, not the tests')
+@numba.njit(parallel=True)
 def _take_all(n: int) -> np.ndarray:  # pragma: no cover - compiled
     times = np.zeros(n, np.int64)  # how often each index was taken
     taken = np.zeros(1, np.int64)
