@@ -34,6 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FILES = {name: ROOT / ".bench" / f"{name}.pcap" for name in ("bulk_1M", "bulk_5M")}
 ROUNDS = 5
 MARKER = "tcplens-stages "
+# the program runs from the checkout's sources (in ROOT), whatever is installed
+CHECKOUT_ENV = {**os.environ, "PYTHONPATH": str(ROOT / "backend")}
 
 # The program, with the functions below timed (module, attribute; ``Class.method`` for a
 # method) once their modules are imported by the program itself; at its exit (``cli.
@@ -117,7 +119,7 @@ def run_program(path: Path) -> dict[str, float]:
         stderr=subprocess.PIPE,
         text=True,
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "backend")},
+        env=CHECKOUT_ENV,
     )
     wall = time.perf_counter() - start
     lines = [line for line in done.stderr.splitlines() if line.startswith(MARKER)]
@@ -143,7 +145,7 @@ def packets(path: Path) -> int:
         capture_output=True,
         check=True,
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "backend")},
+        env=CHECKOUT_ENV,
     )
     count: int = json.loads(done.stdout)["capture"]["packets"]
     return count
