@@ -17,6 +17,7 @@ from typing import TypeVar, cast
 import numba
 import numpy as np
 import numpy.typing as npt
+from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
@@ -106,6 +107,30 @@ def _take_next(typingctx, counter):  # type: ignore[no-untyped-def]  # pragma: n
     return signature, codegen
 
 
+@intrinsic
+def _prefetch(typingctx, buf, pos):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """A hint to the CPU to start loading the cache line of ``buf[pos]`` (LLVM's prefetch, for
+    reading, kept in all cache levels): nothing is read or written, and no position faults, but
+    callers keep ``pos`` inside ``buf``. ``buf`` is a 1-D uint8 array."""
+    signature = types.void(buf, pos)
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        array = context.make_array(sig.args[0])(context, builder, args[0])
+        byte_pointer = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        hint = cgutils.get_or_insert_function(  # type: ignore[no-untyped-call]
+            builder.module,
+            ir.FunctionType(ir.VoidType(), [byte_pointer, i32, i32, i32]),
+            "llvm.prefetch.p0i8",
+        )
+        address = builder.bitcast(builder.gep(array.data, [args[1]]), byte_pointer)
+        builder.call(hint, [address, i32(0), i32(3), i32(1)])  # read, keep, data cache
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+prefetch = cast(Callable[[U8, int], None], _prefetch)  # typed for mypy
 take_next = cast(Callable[[npt.NDArray[np.int64]], int], _take_next)  # typed for mypy
 # ``for _worker in numba.prange(WORKERS)`` around a ``take_next`` loop: numba cuts the range
 # into one block per worker thread, so each worker gets an iteration (up to this many workers),

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from tcplens.capture.compiled import kernel, parallel_kernel, read_u32
+from tcplens.capture.compiled import kernel, parallel_kernel, prefetch, read_u32
 from tcplens.capture.formats import RECORD_HEADER_LEN, PcapHeader
 from tcplens.capture.records import (
     BAD_RECORD_TOO_LONG,
@@ -37,6 +37,9 @@ from tcplens.capture.records import (
 from tcplens.capture.table import I64, U8
 
 MARK_EVERY = 16384  # records between two kept positions
+# how far ahead of a walk the CPU is asked to fetch the file's bytes, in records of the size of the
+# one just read (``walk_parts``)
+PREFETCH_RECORDS = 3
 MIN_PART_BYTES = 4 << 20  # a smaller file, or part, is walked by one core
 PARTS_PER_THREAD = 4  # more parts than cores: a wrong guess costs a serial redo of one part only
 CHAIN = 8  # consecutive plausible record headers that make a guessed record start
@@ -103,7 +106,10 @@ def walk_parts(
     Each core takes ``per_thread`` consecutive parts and steps them in turn, one record each:
     a part's next record header is known only once its current one is read, so one walk is a
     chain of dependent loads from memory; several chains interleaved keep several loads in
-    flight (bulk_5M: 5.3 -> 4.4 ns/packet of CPU).
+    flight (bulk_5M: 5.3 -> 4.4 ns/packet of CPU). Each step also asks for the bytes about
+    ``PREFETCH_RECORDS`` records ahead (``prefetch``): the next headers are then already on their
+    way when the chain gets there, where the CPU's own prefetchers stop at each 4 KiB page
+    (bulk_5M over mapped pages, 15 runs each, medians: 24-30 -> 15-19 ms).
     """
     k = starts.shape[0]
     for g in numba.prange((k + per_thread - 1) // per_thread):
@@ -133,6 +139,7 @@ def walk_parts(
                     info = RECORD_HEADER_LEN
                 else:
                     incl = read_u32(buf, p + 8, big)
+                    prefetch(buf, min(p + PREFETCH_RECORDS * (RECORD_HEADER_LEN + incl), end - 1))
                     if incl > MAX_RECORD:
                         stop = STOP_BAD
                         info = BAD_RECORD_TOO_LONG

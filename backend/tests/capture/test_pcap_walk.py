@@ -12,10 +12,12 @@ import io
 import struct
 from pathlib import Path
 
+import numba
 import numpy as np
 import pytest
 
 from tcplens.capture import pcap_walk, read_capture, reader
+from tcplens.capture.compiled import prefetch
 from tcplens.capture.formats import PcapHeader, parse_file_header
 from tcplens.capture.pcap import walk_pcap_records
 from tcplens.capture.pcap_walk import CHAIN, walk_pcap
@@ -25,6 +27,25 @@ from tests.capture.builders import Packet, ethernet, ipv4, pcap_file, tcp
 
 T0 = 1_700_000_000_000_000_000
 PARTS = (1, 2, 3, 5, 8, 13, 31, 64)
+
+
+# compiled at each run, not cached (as test_threads' take_next kernel)
+@numba.njit
+def _sum_prefetching(buf: np.ndarray, ahead: int) -> int:  # pragma: no cover - compiled
+    total = 0
+    for p in range(buf.shape[0]):
+        prefetch(buf, min(p + ahead, buf.shape[0] - 1))
+        total += buf[p]
+    return total
+
+
+def test_prefetch_is_only_a_hint() -> None:
+    """The walks' prefetch reads and writes nothing: every position, the last byte included."""
+    buf = np.random.default_rng(7).integers(0, 256, 10_000, dtype=np.uint8)
+    before = buf.copy()
+    for ahead in (0, 1, 300, 10_000):
+        assert _sum_prefetching(buf, ahead) == int(before.sum(dtype=np.int64))
+    assert np.array_equal(buf, before)
 
 
 def _frame(payload: bytes, seq: int) -> bytes:
