@@ -123,7 +123,10 @@ def _prefetch(typingctx, buf, pos):  # type: ignore[no-untyped-def]  # pragma: n
             ir.FunctionType(ir.VoidType(), [byte_pointer, i32, i32, i32]),
             "llvm.prefetch.p0i8",
         )
-        address = builder.bitcast(builder.gep(array.data, [args[1]]), byte_pointer)
+        item = cgutils.get_item_pointer(  # type: ignore[no-untyped-call]  # as ``_take_next``
+            context, builder, sig.args[0], array, [args[1]]
+        )
+        address = builder.bitcast(item, byte_pointer)
         builder.call(hint, [address, i32(0), i32(3), i32(1)])  # read, keep, data cache
         return context.get_dummy_value()
 
