@@ -13,6 +13,10 @@ writes, where pages populated 0.1 s earlier were out of it (the writes then read
 
 bulk_5M, read phase (2 cores, others idle): populate + decode + drop 0.24 s → 0.17 s.
 
+The helper runs only on idle time (``threads.run_only_when_idle``) and nothing waits for it: the
+decoder populates the ranges of its next chunk the helper has not started (``ready``) and
+first-touches whatever is left.
+
 One rule of the kernel shapes this: a populate or a drop holds the process's ``mmap_lock`` for
 reading from start to end, and anything that maps memory (a thread's stack, a large numpy
 array, ``anonymous_memory``) needs it for writing, so it waits for the call in progress. The
@@ -22,6 +26,7 @@ after the decoding's scratch arrays are allocated.
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import threading
 from collections.abc import Sequence
@@ -32,7 +37,7 @@ import numpy.typing as npt
 from tcplens.capture.buffers import CaptureBuffer
 from tcplens.capture.memory import populate_range, warm_end
 from tcplens.capture.records import DecodeChunk
-from tcplens.capture.threads import stay_beside_first_worker
+from tcplens.capture.threads import run_normally, run_only_when_idle
 
 # chunks populated ahead of the one being decoded: one is being decoded while the next is
 # populated; a second gives the helper slack when a populate is slow (another process's load)
@@ -55,54 +60,39 @@ class PagingAhead:
     ) -> None:
         self._ranges = _chunk_ranges(columns, chunks)
         self._buffer = buffer
-        self._ready = [threading.Event() for _ in chunks]
         self._slots = threading.Semaphore(AHEAD)
         self._lock = threading.Lock()
         self._behind = 0  # the stream offset before which the file's pages may go
         self._stop = False
         # per chunk, its ranges not taken yet are [_first[j], _last[j]): the helper takes them
-        # from the front, a decoder that reached the chunk first from the back (``ready``);
-        # _left[j] counts those not finished
+        # from the front, a decoder that reached the chunk first from the back (``ready``)
         self._first = [0] * len(chunks)
         self._last = [len(ranges) for ranges in self._ranges]
-        self._left = list(self._last)
-        for j, left in enumerate(self._left):
-            if left == 0:
-                self._ready[j].set()
         self._thread = threading.Thread(target=self._run, name="tcplens-paging", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
-        stay_beside_first_worker()  # (see ``threads``)
-        try:
-            for j in range(len(self._ranges)):
-                self._slots.acquire()  # the decoder is at most AHEAD chunks behind
-                if self._stop:
-                    return
-                with self._lock:
-                    behind = self._behind
-                self._buffer.release_before(behind)
-                while (taken := self._take(j, front=True)) is not None:
-                    try:
-                        populate_range(*taken)
-                    finally:
-                        self._finished(j)
-        finally:  # whatever happened here, the decoder never waits for it (first touches do)
-            for ready in self._ready:
-                ready.set()
+        run_only_when_idle()  # (see ``threads``)
+        for j in range(len(self._ranges)):
+            self._slots.acquire()  # the decoder is at most AHEAD chunks behind
+            if self._stop:
+                return
+            with self._lock:
+                behind = self._behind
+            self._buffer.release_before(behind)
+            while (taken := self._take(j, front=True)) is not None:
+                populate_range(*taken)
 
     def ready(self, j: int) -> None:
-        """Wait until chunk ``j``'s rows are populated, populating those the helper has not
-        started yet on this thread meanwhile: the decoder's cores would idle (bulk_5M: the
-        decoder waited 0.08-0.13 s of a 0.30-0.45 s read for the one helper thread)."""
-        while not self._ready[j].is_set() and (taken := self._take(j, front=False)) is not None:
-            try:
+        """Populate the ranges of chunk ``j`` the helper has not started, on this thread, before
+        the decoder's cores get to them (bulk_5M: the decoder waited 0.08-0.13 s of a 0.30-0.45 s
+        read for the one helper thread when it waited for it). A range the helper is still on
+        is not waited for: the decoder's first touches of its pages meet the helper's (a page
+        is faulted in once either way), where a helper starved by the machine's other work
+        (``threads.run_only_when_idle``) would hold the decoding up."""
+        while (taken := self._take(j, front=False)) is not None:
+            with contextlib.suppress(OSError):  # as when the helper fails: first touches do it
                 populate_range(*taken)
-            except OSError:  # as when the helper fails: the decoder's first touches do it
-                pass
-            finally:
-                self._finished(j)
-        self._ready[j].wait()
 
     def _take(self, j: int, *, front: bool) -> tuple[int, int] | None:
         """A range of chunk ``j`` nobody took yet, from the front or the back, or None."""
@@ -115,13 +105,6 @@ class PagingAhead:
             self._last[j] -= 1
             return self._ranges[j][self._last[j]]
 
-    def _finished(self, j: int) -> None:
-        with self._lock:
-            self._left[j] -= 1
-            done = self._left[j] == 0
-        if done:
-            self._ready[j].set()
-
     def decoded(self, offset: int) -> None:
         """The chunk is decoded (chunks are decoded in order): the stream before ``offset`` is read."""
         with self._lock:
@@ -129,8 +112,11 @@ class PagingAhead:
         self._slots.release()
 
     def close(self) -> None:
-        """Stop the helper (at once if the decoding stopped early) and wait for it."""
+        """Stop the helper (at once if the decoding stopped early) and wait for it: at the
+        normal priority again, its call in progress does not wait for the machine's idle time."""
         self._stop = True
+        if self._thread.native_id is not None:
+            run_normally(self._thread.native_id)
         self._slots.release()
         self._thread.join()
 

@@ -4,6 +4,7 @@ thread that never outlives the read."""
 from __future__ import annotations
 
 import mmap
+import os
 import sys
 import threading
 from typing import Any, cast
@@ -135,6 +136,10 @@ def test_a_decoder_ahead_of_the_helper_populates_its_chunk_itself() -> None:
 
     paging = PagingAhead(columns, chunks, cast(CaptureBuffer, HeldBuffer()))
     try:
+        (helper,) = [t for t in threading.enumerate() if t.name == "tcplens-paging"]
+        assert helper.native_id is not None
+        if hasattr(os, "SCHED_IDLE"):  # the helper runs on idle time only (threads)
+            assert os.sched_getscheduler(helper.native_id) == os.SCHED_IDLE
         waiting = threading.Thread(target=paging.ready, args=(0,))
         waiting.start()
         waiting.join(timeout=60)

@@ -1,5 +1,6 @@
-"""``tcplens.capture.threads``: numba's worker threads started and pinned one per core,
-and ``capture.compiled.take_next``, how the workers share a kernel's parts.
+"""``tcplens.capture.threads``: numba's worker threads started and pinned one per core, a
+helper thread run on idle time only, and ``capture.compiled.take_next``, how the workers share
+a kernel's parts.
 
 The pinning runs in a fresh interpreter: it starts numba's thread pool, once per process, and
 pinned threads would stay pinned for the rest of the test session.
@@ -11,6 +12,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import numba
@@ -18,6 +20,7 @@ import numpy as np
 import pytest
 
 from tcplens.capture.compiled import WORKERS, take_next
+from tcplens.capture.threads import run_normally, run_only_when_idle
 
 BACKEND = Path(__file__).resolve().parents[2]
 
@@ -49,22 +52,11 @@ def test_the_workers_take_every_index_once() -> None:
 
 
 PINNED = """
-import os, sys, threading
+import os, sys
 from tcplens.commands.cached_kernels import load_cached_kernels_quickly
-from tcplens.capture.threads import pin_kernel_threads, stay_beside_first_worker
-
-def helper_cores():
-    cores = []
-    def helper():
-        stay_beside_first_worker()
-        cores.extend(sorted(os.sched_getaffinity(0)))
-    thread = threading.Thread(target=helper)
-    thread.start()
-    thread.join()
-    return cores
+from tcplens.capture.threads import pin_kernel_threads
 
 load_cached_kernels_quickly(one_process=True)
-print(helper_cores())  # nothing pinned yet: the helper may run anywhere
 before = set(os.listdir("/proc/self/task"))
 print(pin_kernel_threads())
 workers = sorted(int(t) for t in set(os.listdir("/proc/self/task")) - before)
@@ -72,7 +64,7 @@ print([sorted(os.sched_getaffinity(t)) for t in workers])
 import numba
 print(numba.threading_layer())
 print(pin_kernel_threads())  # the pool runs: nothing more to pin
-print(helper_cores())
+print(sorted(os.sched_getaffinity(0)))  # the calling thread is left where it was
 """
 
 
@@ -87,14 +79,36 @@ def test_each_worker_runs_on_a_core_of_its_own() -> None:
         env=env,
         check=True,
     )
-    unpinned_helper, pinned, affinities, layer, again, helper = done.stdout.splitlines()
-    assert unpinned_helper == str(cores)
+    pinned, affinities, layer, again, caller = done.stdout.splitlines()
+    assert caller == str(cores)
     assert layer == "workqueue"  # the layer the kernels are made for (capture.compiled)
     assert again == "False"
     if len(cores) < 2:  # more workers than cores: left to the scheduler
         assert pinned == "False"
-        assert helper == str(cores)
         return
     assert pinned == "True"
     assert affinities == str([[cores[0]], [cores[1]]])
-    assert helper == str([cores[0]])  # beside the first worker
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
+def test_a_helper_runs_only_when_idle_until_put_back() -> None:
+    lowered = threading.Event()
+    done = threading.Event()
+    seen: list[int] = []
+
+    def helper() -> None:
+        run_only_when_idle()
+        seen.append(os.sched_getscheduler(0))
+        lowered.set()
+        done.wait(60)
+        seen.append(os.sched_getscheduler(0))
+
+    thread = threading.Thread(target=helper)
+    thread.start()
+    assert lowered.wait(60)
+    assert thread.native_id is not None
+    run_normally(thread.native_id)
+    done.set()
+    thread.join()
+    assert seen == [os.SCHED_IDLE, os.SCHED_OTHER]
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER  # the caller's own policy is untouched
