@@ -139,8 +139,8 @@ take_next = cast(Callable[[npt.NDArray[np.int64]], int], _take_next)  # typed fo
 # into one block per worker thread, so each worker gets an iteration (up to this many workers),
 # and each iteration takes parts until none is left (the other iterations find none: an atomic
 # add each). In fixed blocks of parts, a worker slowed down (its core shared with another
-# thread: ``paging``'s helper beside the decoding) held up the kernel. (The TCP analysis's
-# passes, run with no other thread, were no faster this way: its chunks stay in fixed blocks.)
+# thread or process) held up the kernel: every parallel pass over parts or chunks takes them so
+# (the TCP analysis's: see ``tcp.grouping.CHUNKS_PER_THREAD``).
 WORKERS = 256
 
 

@@ -142,7 +142,7 @@ def decode_packets(
 
     Rows ``part_first[p]`` to ``part_first[p + 1]`` are part ``p``; the parts run on all cores,
     numba's worker threads each taking the next part not taken yet (``take_next``): a worker
-    whose core is shared (``paging``'s helper runs beside the decoding) takes fewer.
+    whose core is shared (with another thread or process) takes fewer.
     In two fixed halves, the chunk waited for the slower one (bulk_5M, with the workers pinned
     to their cores by ``tcplens analyze``: the decoding 138-202 → 107-154 ms, 6 rounds each).
     ``data_offset[u]`` is where row ``i``'s bytes start; with ``part_pos`` (a pcap walked by

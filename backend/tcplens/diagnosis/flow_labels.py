@@ -16,6 +16,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from tcplens.capture.compiled import WORKERS, take_next
 from tcplens.diagnosis.labelling import (
     C_APPLICATION,
     C_LATENCY,
@@ -376,37 +377,46 @@ def label_flows(  # type: ignore[no-untyped-def]
     # connection's rows right after the previous one's: a connection writes at most its bound's
     # rows, so a part stays within its connections' bounds, and the rows it writes (its runs)
     # lie together (at bound[c], each connection touched fresh pages of its own)
-    for p in numba.prange(parts.size - 1):
-        row = bound[parts[p]]
-        for c in range(parts[p], parts[p + 1]):
-            f = chosen[c]
-            rows = zw_order[zw_bounds[f] : zw_bounds[f + 1]]
-            hs_syn, hs_synack = syn_rtt[f], synack_rtt[f]
-            # The receiver's window scale and MSS; the sender's lag is the handshake part through
-            # the sender: SYN/ACK -> ACK when the client sends, SYN -> SYN/ACK when the server does.
-            samples = _gather_samples(origin, rtt, rtt_bounds[f], rtt_bounds[f + 1], gather_codes)
-            resent = gather_codes[3]  # RESENT_FLAG of the segments' flags
-            data0 = _gather_data(f, 0, origin, seg, resent, samples[0], mss_server[f], hs_synack)
-            data1 = _gather_data(f, 1, origin, seg, resent, samples[1], mss_client[f], hs_syn)
-            # Only the main transfer (label_connection's choice) is labelled: the other one's ACKs
-            # are not read, so they are not gathered.
-            if _payload_bytes(data1) > _payload_bytes(data0):
-                tx0 = _transfer(data0, _no_acks())
-                tx1 = _transfer(data1, _gather_acks(f, 1, origin, seg, zw, rows, scale_client[f],
-                                                    gather_codes))  # fmt: skip
-            else:
-                tx0 = _transfer(data0, _gather_acks(f, 0, origin, seg, zw, rows, scale_server[f],
-                                                    gather_codes))  # fmt: skip
-                tx1 = _transfer(data1, _no_acks())
-            hs = (hs_syn + hs_synack) / 1e9 if hs_syn >= 0 and hs_synack >= 0 else np.nan
-            syn_s = (syn_ns[f] - origin) / 1e9 if syn_ns[f] >= 0 else np.nan
-            est_s = (est_ns[f] - origin) / 1e9 if est_ns[f] >= 0 else np.nan
-            first = np.int64(first_frame[f])
-            end = _label_connection(tx0, tx1, fid[f], (start_ns[f] - origin) / 1e9, syn_s, est_s,
-                                    hs, first, first, codes, out, row, seconds[c], counts[c],
-                                    merge)  # fmt: skip
-            first_row[c], written[c] = row, end - row
-            row = end
+    taken = np.zeros(1, np.int64)  # parts taken so far: each worker takes the next
+    for _worker in numba.prange(WORKERS):  # (capture.compiled.take_next)
+        while True:
+            p = take_next(taken)
+            if p >= parts.size - 1:
+                break
+            row = bound[parts[p]]
+            for c in range(parts[p], parts[p + 1]):
+                f = chosen[c]
+                rows = zw_order[zw_bounds[f] : zw_bounds[f + 1]]
+                hs_syn, hs_synack = syn_rtt[f], synack_rtt[f]
+                # The receiver's window scale and MSS; the sender's lag is the handshake part through
+                # the sender: SYN/ACK -> ACK when the client sends, SYN -> SYN/ACK when the server does.
+                samples = _gather_samples(
+                    origin, rtt, rtt_bounds[f], rtt_bounds[f + 1], gather_codes
+                )
+                resent = gather_codes[3]  # RESENT_FLAG of the segments' flags
+                data0 = _gather_data(
+                    f, 0, origin, seg, resent, samples[0], mss_server[f], hs_synack
+                )
+                data1 = _gather_data(f, 1, origin, seg, resent, samples[1], mss_client[f], hs_syn)
+                # Only the main transfer (label_connection's choice) is labelled: the other one's ACKs
+                # are not read, so they are not gathered.
+                if _payload_bytes(data1) > _payload_bytes(data0):
+                    tx0 = _transfer(data0, _no_acks())
+                    tx1 = _transfer(data1, _gather_acks(f, 1, origin, seg, zw, rows, scale_client[f],
+                                                        gather_codes))  # fmt: skip
+                else:
+                    tx0 = _transfer(data0, _gather_acks(f, 0, origin, seg, zw, rows, scale_server[f],
+                                                        gather_codes))  # fmt: skip
+                    tx1 = _transfer(data1, _no_acks())
+                hs = (hs_syn + hs_synack) / 1e9 if hs_syn >= 0 and hs_synack >= 0 else np.nan
+                syn_s = (syn_ns[f] - origin) / 1e9 if syn_ns[f] >= 0 else np.nan
+                est_s = (est_ns[f] - origin) / 1e9 if est_ns[f] >= 0 else np.nan
+                first = np.int64(first_frame[f])
+                end = _label_connection(tx0, tx1, fid[f], (start_ns[f] - origin) / 1e9, syn_s, est_s,
+                                        hs, first, first, codes, out, row, seconds[c], counts[c],
+                                        merge)  # fmt: skip
+                first_row[c], written[c] = row, end - row
+                row = end
     # Close the gaps between the connections' blocks.
     starts = np.zeros(chosen.size + 1, np.int64)
     for c in range(chosen.size):

@@ -17,7 +17,7 @@ from tcplens.diagnosis import flow_labels
 from tcplens.diagnosis.finding import FACTORS
 from tcplens.diagnosis.timeline import CODES, Intervals, LabelledTime
 from tcplens.diagnosis.transfer import F64, I64, Connection, DnsExchange, FlowFacts, Transfer
-from tcplens.tcp.grouping import equal_work_parts
+from tcplens.tcp.grouping import CHUNKS_PER_THREAD, equal_work_parts
 from tcplens.tcp.model import (
     CLIENT_TO_SERVER,
     RESENT_FLAG,
@@ -107,7 +107,8 @@ def label_flows(
     merged; a connection's own intervals are labelled again, alone, when a rule asks for them.
     ``threads``: how many parts of about equal rows the connections are shared out in
     (``tcp.grouping.equal_work_parts``; the rows bound the work: one per data segment of the
-    labelled direction; default numba's threads); the result does not depend on it."""
+    labelled direction; default ``CHUNKS_PER_THREAD`` per numba thread, each part taken by the
+    next free worker); the result does not depend on it."""
     if rows.size == 0:  # (nothing to label: not even the kernel's load is worth paying)
         return LabelledTime.of(Intervals.concat([]))
     runs, seconds, counts = _label(cols, origin, rows, merge=True, threads=threads)
@@ -129,7 +130,7 @@ def _label(
     sizes = np.maximum(c2s, s2c) + 3 + 2 * (cols.zw_bounds[rows + 1] - cols.zw_bounds[rows])
     bound = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
     (flow, t0, t1, factor, frame0, frame1, stall), _, seconds, counts = flow_labels.label_flows(
-        rows.astype(np.int64), bound, equal_work_parts(bound, threads or numba.get_num_threads()),
+        rows.astype(np.int64), bound, equal_work_parts(bound, threads or CHUNKS_PER_THREAD * numba.get_num_threads()),
         np.int64(origin), cols.seg, cols.rtt,
         cols.rtt_bounds, cols.zw, cols.zw_order, cols.zw_bounds, cols.flows, cols.gather_codes,
         CODES, len(FACTORS), merge,

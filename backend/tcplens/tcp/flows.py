@@ -50,9 +50,9 @@ I64 = npt.NDArray[np.int64]
 U32 = npt.NDArray[np.uint32]
 B = npt.NDArray[np.bool_]
 
-# parts of the capture per thread for the parallel passes (equal row ranges; numba gives each
-# thread a fixed block of them, see grouping.CHUNKS_PER_THREAD); each part rediscovers the
-# conversations it sees, so not many
+# parts of the capture per thread for the parallel passes (equal row ranges, taken one at a time
+# by the workers, see grouping.CHUNKS_PER_THREAD); each part rediscovers the conversations it
+# sees, so not many (8 were no faster than 2, with a busy loop on one core or not)
 PARTS_PER_THREAD = 2
 
 

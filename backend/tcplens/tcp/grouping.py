@@ -23,17 +23,21 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
+from tcplens.capture.compiled import WORKERS, take_next
 from tcplens.tcp.compiled import kernel, parallel_kernel
 from tcplens.tcp.conversations import BLOCK
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 
-# chunks per thread. numba's workqueue layer gives each thread one fixed block of consecutive
-# prange iterations, with no work stealing (checked: a slow first iteration does not move any
-# other to the second thread), so the threads are balanced by each chunk holding about the same
-# number of packets, not by the number of chunks; a thread slowed down by other work on the
-# machine keeps its whole block
+# chunks per thread. Each worker of a parallel pass takes the next chunk not taken yet
+# (``capture.compiled.take_next``), so a worker whose core is shared with other work takes fewer:
+# numba's workqueue layer alone gives each thread one fixed block of consecutive prange
+# iterations, with no work stealing, and the slowed thread kept its whole block (bulk_5M with a
+# busy loop on one of the two cores, medians of 5: the per-packet pass 142 -> 105 ms, the
+# timestamp pairs 21 -> 14 ms, the RTT samples 33 -> 25 ms; as fast as before on idle cores).
+# Each chunk holds about the same number of packets, so the last one taken ends about when the
+# others do.
 CHUNKS_PER_THREAD = 8
 
 
@@ -84,8 +88,9 @@ def flow_chunks(offsets: I64) -> I64:
 def equal_work_parts(bound: I64, parts: int) -> I64:
     """Boundaries of at most ``parts`` runs of consecutive items holding about the same work,
     none empty: ``bound`` is each item's first unit of work, then the total (CSR offsets, e.g.
-    each flow's first packet). numba gives each thread a fixed block of a prange's iterations,
-    so parallel passes balance their threads by the work in each part, not by item counts."""
+    each flow's first packet). The parallel passes' workers take parts one at a time, so the
+    last part taken ends about when the others do when parts hold the same work, not the same
+    number of items."""
     n = int(bound.shape[0]) - 1
     k = max(1, min(n, parts))
     # part p starts at the first item whose first unit is at or after p / k of the total
@@ -97,11 +102,16 @@ def equal_work_parts(bound: I64, parts: int) -> I64:
 
 @parallel_kernel
 def _scatter(bounds, n_local, tag, first_piece, piece_row, piece_next, piece_at, out_rows):  # type: ignore[no-untyped-def]  # pragma: no cover
-    for p in numba.prange(bounds.shape[0] - 1):
-        _scatter_part(
-            bounds[p], bounds[p + 1], n_local[p], tag, first_piece, piece_row, piece_next, piece_at,
-            out_rows,
-        )  # fmt: skip
+    taken = np.zeros(1, np.int64)  # parts taken so far: each worker takes the next
+    for _worker in numba.prange(WORKERS):  # (capture.compiled.take_next)
+        while True:
+            p = take_next(taken)
+            if p >= bounds.shape[0] - 1:
+                break
+            _scatter_part(
+                bounds[p], bounds[p + 1], n_local[p], tag, first_piece, piece_row, piece_next, piece_at,
+                out_rows,
+            )  # fmt: skip
 
 
 @kernel

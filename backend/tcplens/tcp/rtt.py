@@ -27,6 +27,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
+from tcplens.capture.compiled import WORKERS, take_next
 from tcplens.tcp.compiled import empty, inline_kernel, parallel_kernel
 from tcplens.tcp.model import (
     RTT_DATA_ACK,
@@ -191,92 +192,99 @@ def _merge(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     number of samples kept."""
     sent_dir, kind_of, rtt_of, ack_row, sent_row = columns
     kept = np.empty(syn.shape[0], np.int64)
-    for c in numba.prange(chunks.shape[0] - 1):
-        h_ack = np.empty(2, np.int64)  # per chunk: see _handshake_samples
-        h_sent = np.empty(2, np.int64)
-        h_kind = np.empty(2, np.uint8)
-        # the flow's data -> ACK samples (the largest flow's so far, reused)
-        values = np.empty(0, np.int64)
-        scratch = np.empty(0, np.int64)  # path_rtt's (the largest flow's so far, reused)
-        for f in range(chunks[c], chunks[c + 1]):
-            lo1 = np.uint64(offsets[2 * f + 1])
-            t0 = ts_first[f]
-            m0 = ts_count[f, 0]
-            m1 = ts_count[f, 1]
-            nh = _handshake_samples(f, syn, synack, hs_ack, h_ack, h_sent, h_kind)
-            nd = n_data[f]
-            db = data_region[f]
-            if nd > values.shape[0]:
-                values = np.empty(max(nd, 2 * values.shape[0]), np.int64)
-                scratch = np.empty(scratch_size(values.shape[0]), np.int64)
-            # data -> ACK sample values: direction 0's from the front of ``values``, 1's from
-            # the back, and each direction's smallest
-            c0 = 0
-            c1 = 0
-            min0 = np.int64(-1)
-            min1 = np.int64(-1)
-            o = room[f]
-            # the next sample of each source: data -> ACK, timestamps echoed by direction 0,
-            # by direction 1, handshake (in that order on the same frame), as (acknowledging
-            # row, timed row, its frame); a source that is done has frame NONE
-            pd = 0
-            p0 = 0
-            p1 = 0
-            ph = 0
-            ad, sd, fd = _next_pair(data_ack, db, data_sent, db, pd, nd, frame)
-            a0, s0, f0 = _next_pair(ts_echo, t0, ts_sent, t0, p0, m0, frame)
-            a1, s1, f1 = _next_pair(ts_echo, t0 + m0, ts_sent, t0 + m0, p1, m1, frame)
-            ah, sh, fh = _next_pair(h_ack, 0, h_sent, 0, ph, nh, frame)
-            while True:
-                # the earliest frame, ties to the earlier source: selects, not branches
-                best = 0
-                a, s, bf = ad, sd, fd
-                if f0 < bf:
-                    best, a, s, bf = 1, a0, s0, f0
-                if f1 < bf:
-                    best, a, s, bf = 2, a1, s1, f1
-                if fh < bf:
-                    best, a, s, bf = 3, ah, sh, fh
-                if bf == NONE:
-                    break
-                rt = time_ns[a] - time_ns[s]
-                if best == 0:
-                    kind = RTT_DATA_ACK
-                    pd += 1
-                    ad, sd, fd = _next_pair(data_ack, db, data_sent, db, pd, nd, frame)
-                    if rt >= 0:
-                        v = min(rt, RTT_CLIP_NS)
-                        if s < lo1:  # timing direction 0's data
-                            values[c0] = v
-                            c0 += 1
-                            min0 = rt if min0 < 0 else min(min0, rt)
-                        else:
-                            c1 += 1
-                            values[nd - c1] = v
-                            min1 = rt if min1 < 0 else min(min1, rt)
-                elif best == 3:
-                    kind = h_kind[ph]
-                    ph += 1
-                    ah, sh, fh = _next_pair(h_ack, 0, h_sent, 0, ph, nh, frame)
-                else:
-                    kind = RTT_TIMESTAMP
-                    if best == 1:
-                        p0 += 1
-                        a0, s0, f0 = _next_pair(ts_echo, t0, ts_sent, t0, p0, m0, frame)
+    taken = np.zeros(1, np.int64)  # parts taken so far: each worker takes the next
+    for _worker in numba.prange(WORKERS):  # (capture.compiled.take_next)
+        while True:
+            c = take_next(taken)
+            if c >= chunks.shape[0] - 1:
+                break
+            h_ack = np.empty(2, np.int64)  # per chunk: see _handshake_samples
+            h_sent = np.empty(2, np.int64)
+            h_kind = np.empty(2, np.uint8)
+            # the flow's data -> ACK samples (the largest flow's so far, reused)
+            values = np.empty(0, np.int64)
+            scratch = np.empty(0, np.int64)  # path_rtt's (the largest flow's so far, reused)
+            for f in range(chunks[c], chunks[c + 1]):
+                lo1 = np.uint64(offsets[2 * f + 1])
+                t0 = ts_first[f]
+                m0 = ts_count[f, 0]
+                m1 = ts_count[f, 1]
+                nh = _handshake_samples(f, syn, synack, hs_ack, h_ack, h_sent, h_kind)
+                nd = n_data[f]
+                db = data_region[f]
+                if nd > values.shape[0]:
+                    values = np.empty(max(nd, 2 * values.shape[0]), np.int64)
+                    scratch = np.empty(scratch_size(values.shape[0]), np.int64)
+                # data -> ACK sample values: direction 0's from the front of ``values``, 1's from
+                # the back, and each direction's smallest
+                c0 = 0
+                c1 = 0
+                min0 = np.int64(-1)
+                min1 = np.int64(-1)
+                o = room[f]
+                # the next sample of each source: data -> ACK, timestamps echoed by direction 0,
+                # by direction 1, handshake (in that order on the same frame), as (acknowledging
+                # row, timed row, its frame); a source that is done has frame NONE
+                pd = 0
+                p0 = 0
+                p1 = 0
+                ph = 0
+                ad, sd, fd = _next_pair(data_ack, db, data_sent, db, pd, nd, frame)
+                a0, s0, f0 = _next_pair(ts_echo, t0, ts_sent, t0, p0, m0, frame)
+                a1, s1, f1 = _next_pair(ts_echo, t0 + m0, ts_sent, t0 + m0, p1, m1, frame)
+                ah, sh, fh = _next_pair(h_ack, 0, h_sent, 0, ph, nh, frame)
+                while True:
+                    # the earliest frame, ties to the earlier source: selects, not branches
+                    best = 0
+                    a, s, bf = ad, sd, fd
+                    if f0 < bf:
+                        best, a, s, bf = 1, a0, s0, f0
+                    if f1 < bf:
+                        best, a, s, bf = 2, a1, s1, f1
+                    if fh < bf:
+                        best, a, s, bf = 3, ah, sh, fh
+                    if bf == NONE:
+                        break
+                    rt = time_ns[a] - time_ns[s]
+                    if best == 0:
+                        kind = RTT_DATA_ACK
+                        pd += 1
+                        ad, sd, fd = _next_pair(data_ack, db, data_sent, db, pd, nd, frame)
+                        if rt >= 0:
+                            v = min(rt, RTT_CLIP_NS)
+                            if s < lo1:  # timing direction 0's data
+                                values[c0] = v
+                                c0 += 1
+                                min0 = rt if min0 < 0 else min(min0, rt)
+                            else:
+                                c1 += 1
+                                values[nd - c1] = v
+                                min1 = rt if min1 < 0 else min(min1, rt)
+                    elif best == 3:
+                        kind = h_kind[ph]
+                        ph += 1
+                        ah, sh, fh = _next_pair(h_ack, 0, h_sent, 0, ph, nh, frame)
                     else:
-                        p1 += 1
-                        a1, s1, f1 = _next_pair(ts_echo, t0 + m0, ts_sent, t0 + m0, p1, m1, frame)
-                if rt < 0:
-                    continue
-                u = np.uint64(o)  # unsigned: numba adds no negative-index wraparound per store
-                sent_dir[u] = 0 if s < lo1 else 1
-                kind_of[u] = kind
-                rtt_of[u] = rt
-                ack_row[u] = np.int32(a)  # (the frame and time are read through it)
-                sent_row[u] = np.int32(s)
-                o += 1
-            kept[f] = o - room[f]
-            stats[f, 3] = min0
-            stats[f, 4] = min1
-            path_rtt(values, 0, nd, c0, c1, syn_rtt[f], synack_rtt[f], stats, f, scratch)
+                        kind = RTT_TIMESTAMP
+                        if best == 1:
+                            p0 += 1
+                            a0, s0, f0 = _next_pair(ts_echo, t0, ts_sent, t0, p0, m0, frame)
+                        else:
+                            p1 += 1
+                            a1, s1, f1 = _next_pair(
+                                ts_echo, t0 + m0, ts_sent, t0 + m0, p1, m1, frame
+                            )
+                    if rt < 0:
+                        continue
+                    u = np.uint64(o)  # unsigned: numba adds no negative-index wraparound per store
+                    sent_dir[u] = 0 if s < lo1 else 1
+                    kind_of[u] = kind
+                    rtt_of[u] = rt
+                    ack_row[u] = np.int32(a)  # (the frame and time are read through it)
+                    sent_row[u] = np.int32(s)
+                    o += 1
+                kept[f] = o - room[f]
+                stats[f, 3] = min0
+                stats[f, 4] = min1
+                path_rtt(values, 0, nd, c0, c1, syn_rtt[f], synack_rtt[f], stats, f, scratch)
     return kept

@@ -17,6 +17,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
+from tcplens.capture.compiled import WORKERS, take_next
 from tcplens.capture.table import OPTION_TIMESTAMPS, PacketTable
 from tcplens.tcp.compiled import empty, inline_kernel, kernel, parallel_kernel
 from tcplens.tcp.grouping import FlowLayout
@@ -90,20 +91,29 @@ def _echoes(chunks, offsets, rows, options, ts_val, ts_ecr, first, count, echo, 
         first[:] = 0
         count[:] = 0
         return
-    for c in numba.prange(chunks.shape[0] - 1):
-        o = offsets[2 * chunks[c]]  # the chunk's region
-        for f in range(chunks[c], chunks[c + 1]):
-            lo0 = offsets[2 * f]
-            lo1 = offsets[2 * f + 1]
-            hi1 = offsets[2 * f + 2]
-            first[f] = o
-            # echoes by direction 0 of direction 1's TSvals, and the reverse
-            m0 = timestamp_pairs(lo1, hi1, lo0, lo1, rows, options, ts_val, ts_ecr, sent, echo, o)
-            o += m0
-            m1 = timestamp_pairs(lo0, lo1, lo1, hi1, rows, options, ts_val, ts_ecr, sent, echo, o)
-            o += m1
-            count[f, 0] = m0
-            count[f, 1] = m1
+    taken = np.zeros(1, np.int64)  # parts taken so far: each worker takes the next
+    for _worker in numba.prange(WORKERS):  # (capture.compiled.take_next)
+        while True:
+            c = take_next(taken)
+            if c >= chunks.shape[0] - 1:
+                break
+            o = offsets[2 * chunks[c]]  # the chunk's region
+            for f in range(chunks[c], chunks[c + 1]):
+                lo0 = offsets[2 * f]
+                lo1 = offsets[2 * f + 1]
+                hi1 = offsets[2 * f + 2]
+                first[f] = o
+                # echoes by direction 0 of direction 1's TSvals, and the reverse
+                m0 = timestamp_pairs(
+                    lo1, hi1, lo0, lo1, rows, options, ts_val, ts_ecr, sent, echo, o
+                )
+                o += m0
+                m1 = timestamp_pairs(
+                    lo0, lo1, lo1, hi1, rows, options, ts_val, ts_ecr, sent, echo, o
+                )
+                o += m1
+                count[f, 0] = m0
+                count[f, 1] = m1
 
 
 @kernel
