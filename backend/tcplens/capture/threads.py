@@ -30,8 +30,6 @@ import contextlib
 import os
 import sys
 
-_pinned: list[int] = []  # the cores of the pinned workers, in the workers' order
-
 
 def pin_kernel_threads() -> bool:
     """Start numba's worker threads now and pin each to one core of those this process may use;
@@ -61,7 +59,6 @@ def pin_kernel_threads() -> bool:
     try:
         for worker, core in zip(workers, cores, strict=False):
             os.sched_setaffinity(worker, {core})
-            _pinned.append(core)
     except OSError:
         return False
     return True
