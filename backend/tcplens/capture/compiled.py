@@ -135,13 +135,28 @@ def _prefetch(typingctx, buf, pos):  # type: ignore[no-untyped-def]  # pragma: n
 
 prefetch = cast(Callable[[U8, int], None], _prefetch)  # typed for mypy
 take_next = cast(Callable[[npt.NDArray[np.int64]], int], _take_next)  # typed for mypy
-# ``for _worker in numba.prange(WORKERS)`` around a ``take_next`` loop: numba cuts the range
-# into one block per worker thread, so each worker gets an iteration (up to this many workers),
-# and each iteration takes parts until none is left (the other iterations find none: an atomic
-# add each). In fixed blocks of parts, a worker slowed down (its core shared with another
-# thread or process) held up the kernel: every parallel pass over parts or chunks takes them so
-# (the TCP analysis's: see ``tcp.grouping.CHUNKS_PER_THREAD``).
+# ``for _worker in numba.prange(WORKERS)`` around ``for p in in_turn(taken, parts)``: numba
+# cuts the range into one block per worker thread, so each worker gets an iteration (up to this
+# many workers), and each iteration takes parts until none is left (the other iterations find
+# none: an atomic add each). In fixed blocks of parts, a worker slowed down (its core shared
+# with another thread or process) held up the kernel: every parallel pass over parts or chunks
+# takes them so (the TCP analysis's: see ``tcp.grouping.CHUNKS_PER_THREAD``).
 WORKERS = 256
+
+
+# not cached, unlike the kernels: numba registers a generator's implementation only when it
+# compiles it, so a kernel compiled after loading a cached copy could not use it. The kernels
+# that use it keep its machine code in their own cache entries.
+@numba.njit(nogil=True)
+def in_turn(taken, parts):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """The parts ``0 .. parts - 1`` a worker takes one at a time, each the next one no worker
+    took yet (``take_next`` on ``taken``, a zeroed 1-element int64 array shared by the
+    workers of one kernel call)."""
+    while True:
+        p = take_next(taken)
+        if p >= parts:
+            return
+        yield p
 
 
 @kernel

@@ -14,11 +14,11 @@ from tcplens.capture.addresses import U64, find_address
 from tcplens.capture.compiled import (
     WORKERS,
     byte,
+    in_turn,
     inline_kernel,
     parallel_kernel,
     read_u16,
     read_u32,
-    take_next,
 )
 from tcplens.capture.headers import decode_row, ethernet_ipv4_tcp
 from tcplens.capture.link import LINKTYPE_ETHERNET
@@ -174,12 +174,9 @@ def decode_packets(
     hs_count = np.zeros(parts, np.int64)
     block_count = np.zeros(parts, np.int64)
     long_count = np.zeros(parts, np.int64)
-    taken = np.zeros(1, np.int64)  # parts taken so far: each worker takes the next (take_next)
+    taken = np.zeros(1, np.int64)  # parts taken so far: each worker takes the next (in_turn)
     for _worker in numba.prange(WORKERS):  # rows are independent: on all cores
-        while True:
-            p = take_next(taken)
-            if p >= parts:
-                break
+        for p in in_turn(taken, parts):
             cache_keys = np.zeros((2, 2), np.uint64)
             cache_ids = np.zeros(2, np.int64)  # both entries: ::, id 0
             misses = 0

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from tcplens.capture.compiled import WORKERS, take_next
+from tcplens.capture.compiled import WORKERS, in_turn
 from tcplens.diagnosis.labelling import (
     C_APPLICATION,
     C_LATENCY,
@@ -377,12 +377,9 @@ def label_flows(  # type: ignore[no-untyped-def]
     # connection's rows right after the previous one's: a connection writes at most its bound's
     # rows, so a part stays within its connections' bounds, and the rows it writes (its runs)
     # lie together (at bound[c], each connection touched fresh pages of its own)
-    taken = np.zeros(1, np.int64)  # parts taken so far: each worker takes the next
-    for _worker in numba.prange(WORKERS):  # (capture.compiled.take_next)
-        while True:
-            p = take_next(taken)
-            if p >= parts.size - 1:
-                break
+    taken = np.zeros(1, np.int64)  # parts taken so far: each worker takes the next (in_turn)
+    for _worker in numba.prange(WORKERS):  # on all cores (capture.compiled.WORKERS)
+        for p in in_turn(taken, parts.size - 1):
             row = bound[parts[p]]
             for c in range(parts[p], parts[p + 1]):
                 f = chosen[c]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from tcplens.capture.compiled import WORKERS, take_next
+from tcplens.capture.compiled import WORKERS, in_turn
 from tcplens.capture.table import (
     ACK,
     MALFORMED,
@@ -80,12 +80,9 @@ def local_conversations(  # type: ignore[no-untyped-def]  # pragma: no cover - c
     bounds, seed, status, src, dst, src_port, dst_port, flags,
     tag, keys, counts, event_row, event_tag, event_before, n_local, n_events,
 ):  # fmt: skip
-    taken = np.zeros(1, np.int64)  # parts taken so far: each worker takes the next
-    for _worker in numba.prange(WORKERS):  # (capture.compiled.take_next)
-        while True:
-            p = take_next(taken)
-            if p >= bounds.shape[0] - 1:
-                break
+    taken = np.zeros(1, np.int64)  # parts taken so far: each worker takes the next (in_turn)
+    for _worker in numba.prange(WORKERS):  # on all cores (capture.compiled.WORKERS)
+        for p in in_turn(taken, bounds.shape[0] - 1):
             n_local[p], n_events[p] = _part(
                 bounds[p], bounds[p + 1], seed, status, src, dst, src_port, dst_port,
                 flags, tag, keys, counts, event_row, event_tag, event_before,

@@ -16,7 +16,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from tcplens.capture.compiled import WORKERS, take_next
+from tcplens.capture.compiled import WORKERS, in_turn
 from tcplens.capture.table import LONG_LENGTH, OPTION_SACK_BLOCKS, OPTION_TIMESTAMPS
 from tcplens.tcp.compiled import parallel_kernel
 from tcplens.tcp.expert import advance_sequence, bytes_in_flight, expert_events
@@ -154,12 +154,9 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     n_rtt_of = np.empty(nf, np.int64)
     n_zw_of = np.empty(nf, np.int64)
     n_idle_of = np.empty(nf, np.int64)
-    taken = np.zeros(1, np.int64)  # parts taken so far: each worker takes the next
-    for _worker in numba.prange(WORKERS):  # (capture.compiled.take_next)
-        while True:
-            c = take_next(taken)
-            if c >= chunks.shape[0] - 1:
-                break
+    taken = np.zeros(1, np.int64)  # parts taken so far: each worker takes the next (in_turn)
+    for _worker in numba.prange(WORKERS):  # on all cores (capture.compiled.WORKERS)
+        for c in in_turn(taken, chunks.shape[0] - 1):
             st = np.empty(2 * N_STATE, np.int64)  # the flow's state (see N_STATE)
             # the Karn words of the flow being walked, from its first row (tcp.karn)
             longest = 0

@@ -23,7 +23,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from tcplens.capture.compiled import WORKERS, take_next
+from tcplens.capture.compiled import WORKERS, in_turn
 from tcplens.tcp.compiled import kernel, parallel_kernel
 from tcplens.tcp.conversations import BLOCK
 
@@ -102,12 +102,9 @@ def equal_work_parts(bound: I64, parts: int) -> I64:
 
 @parallel_kernel
 def _scatter(bounds, n_local, tag, first_piece, piece_row, piece_next, piece_at, out_rows):  # type: ignore[no-untyped-def]  # pragma: no cover
-    taken = np.zeros(1, np.int64)  # parts taken so far: each worker takes the next
-    for _worker in numba.prange(WORKERS):  # (capture.compiled.take_next)
-        while True:
-            p = take_next(taken)
-            if p >= bounds.shape[0] - 1:
-                break
+    taken = np.zeros(1, np.int64)  # parts taken so far: each worker takes the next (in_turn)
+    for _worker in numba.prange(WORKERS):  # on all cores (capture.compiled.WORKERS)
+        for p in in_turn(taken, bounds.shape[0] - 1):
             _scatter_part(
                 bounds[p], bounds[p + 1], n_local[p], tag, first_piece, piece_row, piece_next, piece_at,
                 out_rows,

@@ -27,7 +27,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from tcplens.capture.compiled import WORKERS, take_next
+from tcplens.capture.compiled import WORKERS, in_turn
 from tcplens.tcp.compiled import empty, inline_kernel, parallel_kernel
 from tcplens.tcp.model import (
     RTT_DATA_ACK,
@@ -192,12 +192,9 @@ def _merge(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     number of samples kept."""
     sent_dir, kind_of, rtt_of, ack_row, sent_row = columns
     kept = np.empty(syn.shape[0], np.int64)
-    taken = np.zeros(1, np.int64)  # parts taken so far: each worker takes the next
-    for _worker in numba.prange(WORKERS):  # (capture.compiled.take_next)
-        while True:
-            c = take_next(taken)
-            if c >= chunks.shape[0] - 1:
-                break
+    taken = np.zeros(1, np.int64)  # parts taken so far: each worker takes the next (in_turn)
+    for _worker in numba.prange(WORKERS):  # on all cores (capture.compiled.WORKERS)
+        for c in in_turn(taken, chunks.shape[0] - 1):
             h_ack = np.empty(2, np.int64)  # per chunk: see _handshake_samples
             h_sent = np.empty(2, np.int64)
             h_kind = np.empty(2, np.uint8)

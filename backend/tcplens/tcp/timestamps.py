@@ -17,7 +17,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from tcplens.capture.compiled import WORKERS, take_next
+from tcplens.capture.compiled import WORKERS, in_turn
 from tcplens.capture.table import OPTION_TIMESTAMPS, PacketTable
 from tcplens.tcp.compiled import empty, inline_kernel, kernel, parallel_kernel
 from tcplens.tcp.grouping import FlowLayout
@@ -91,12 +91,9 @@ def _echoes(chunks, offsets, rows, options, ts_val, ts_ecr, first, count, echo, 
         first[:] = 0
         count[:] = 0
         return
-    taken = np.zeros(1, np.int64)  # parts taken so far: each worker takes the next
-    for _worker in numba.prange(WORKERS):  # (capture.compiled.take_next)
-        while True:
-            c = take_next(taken)
-            if c >= chunks.shape[0] - 1:
-                break
+    taken = np.zeros(1, np.int64)  # parts taken so far: each worker takes the next (in_turn)
+    for _worker in numba.prange(WORKERS):  # on all cores (capture.compiled.WORKERS)
+        for c in in_turn(taken, chunks.shape[0] - 1):
             o = offsets[2 * chunks[c]]  # the chunk's region
             for f in range(chunks[c], chunks[c + 1]):
                 lo0 = offsets[2 * f]
