@@ -36,12 +36,14 @@ def drop_stale_kernel_cache(package_file: str, modules: tuple[str, ...]) -> None
 
     numba keys a cached kernel on its own file's timestamp only, but kernels inline kernels from
     other modules (``read_u32``, ``skip_link_header``): after a change there, numba would load
-    stale machine code. So the package's cache is tagged with a digest of all its kernel sources.
-    Call it at the top of the package's kernel modules (before any ``cache=True`` function),
-    with ``__file__`` of one of them and the names of every module whose kernels they use.
+    stale machine code. So the package's cache is tagged with a digest of all its kernel sources,
+    this module's included: its intrinsics and ``in_turn`` are inlined into any package's
+    kernels. Call it at the top of the package's kernel modules (before any ``cache=True``
+    function), with ``__file__`` of one of them and the names of every module of the package
+    whose kernels they use.
     """
     package = Path(package_file).resolve().parent
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(Path(__file__).read_bytes())
     for name in modules:
         digest.update((package / f"{name}.py").read_bytes())
     cache = package / "__pycache__"

@@ -16,13 +16,10 @@ import numpy as np
 # (also sets numba's fork-safe threading layer that label_flows' prange runs on)
 from tcplens.capture.compiled import drop_stale_kernel_cache
 
-# The diagnosis kernels call each other across these files (this one is imported first), and
-# label_flows inlines the reader's take_next.
-_KERNEL_MODULES = (
-    "search", "thresholds", "rtt_estimate", "nagle", "labelling", "flow_labels",
-    "../capture/compiled",
-)  # fmt: skip
-drop_stale_kernel_cache(__file__, _KERNEL_MODULES)
+# The diagnosis kernels call each other across these files (this one is imported first).
+drop_stale_kernel_cache(
+    __file__, ("search", "thresholds", "rtt_estimate", "nagle", "labelling", "flow_labels")
+)
 
 
 @numba.njit(cache=True, inline="always")

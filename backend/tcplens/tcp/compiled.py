@@ -21,7 +21,6 @@ from tcplens.capture.memory import recycled
 _KERNEL_MODULES = (
     "compiled", "model", "conversations", "instances", "flows", "grouping", "walk_state",
     "handshake", "expert", "karn", "events", "segments", "timestamps", "path_rtt", "rtt",
-    "../capture/compiled",  # take_next, inlined into the parallel passes
 )  # fmt: skip
 reader_kernels.drop_stale_kernel_cache(__file__, _KERNEL_MODULES)
 

@@ -1,6 +1,6 @@
 """``tcplens.capture.threads``: numba's worker threads started and pinned one per core, a
-helper thread run on idle time only, and ``capture.compiled.take_next``, how the workers share
-a kernel's parts.
+helper thread run on idle time only, ``capture.compiled.take_next``, how the workers share a
+kernel's parts, and the kernel caches' digest, which covers that shared kernel code.
 
 The pinning runs in a fresh interpreter: it starts numba's thread pool, once per process, and
 pinned threads would stay pinned for the rest of the test session.
@@ -8,6 +8,7 @@ pinned threads would stay pinned for the rest of the test session.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -112,3 +113,21 @@ def test_a_helper_runs_only_when_idle_until_put_back() -> None:
     thread.join()
     assert seen == [os.SCHED_IDLE, os.SCHED_OTHER]
     assert os.sched_getscheduler(0) == os.SCHED_OTHER  # the caller's own policy is untouched
+
+
+def test_a_kernel_cache_is_dropped_when_the_shared_kernel_code_changes(tmp_path: Path) -> None:
+    """Every package's kernels inline ``capture.compiled`` (``take_next``, ``in_turn``): its
+    digest covers that module as well as the package's own kernel modules."""
+    from tcplens.capture import compiled
+
+    package = tmp_path / "pkg"
+    (package / "__pycache__").mkdir(parents=True)
+    (package / "mod.py").write_text("x = 1\n")
+    cached = package / "__pycache__" / "mod.f-1.py311.nbi"
+    compiled.drop_stale_kernel_cache(str(package / "mod.py"), ("mod",))
+    tag = (package / "__pycache__" / "kernels.sha256").read_text()
+    cached.write_bytes(b"machine code")
+    compiled.drop_stale_kernel_cache(str(package / "mod.py"), ("mod",))
+    assert cached.exists()  # nothing changed: the cache stays
+    shared = Path(compiled.__file__).read_bytes()
+    assert tag == hashlib.sha256(shared + b"x = 1\n").hexdigest()
