@@ -100,18 +100,18 @@ class KernelColumns:
 
 
 def label_flows(
-    cols: KernelColumns, origin: int, rows: I64, threads: int | None = None
+    cols: KernelColumns, origin: int, rows: I64, parts: int | None = None
 ) -> LabelledTime:
     """The labelled time of the connections in flow ``rows`` (ascending), in one compiled call:
     per connection and factor the seconds and intervals, and all intervals with their runs
     merged; a connection's own intervals are labelled again, alone, when a rule asks for them.
-    ``threads``: how many parts of about equal rows the connections are shared out in
-    (``tcp.grouping.equal_work_parts``; the rows bound the work: one per data segment of the
-    labelled direction; default ``CHUNKS_PER_THREAD`` per numba thread, each part taken by the
-    next free worker); the result does not depend on it."""
+    ``parts``: how many parts of about equal rows the connections are shared out in, each taken
+    by the next free worker (``tcp.grouping.equal_work_parts``; the rows bound the work: one per
+    data segment of the labelled direction; default ``CHUNKS_PER_THREAD`` per numba thread); the
+    result does not depend on it."""
     if rows.size == 0:  # (nothing to label: not even the kernel's load is worth paying)
         return LabelledTime.of(Intervals.concat([]))
-    runs, seconds, counts = _label(cols, origin, rows, merge=True, threads=threads)
+    runs, seconds, counts = _label(cols, origin, rows, merge=True, parts=parts)
 
     def exact(c: int) -> Intervals:
         return _label(cols, origin, rows[c : c + 1], merge=False)[0]
@@ -120,7 +120,7 @@ def label_flows(
 
 
 def _label(
-    cols: KernelColumns, origin: int, rows: I64, merge: bool, threads: int | None = None
+    cols: KernelColumns, origin: int, rows: I64, merge: bool, parts: int | None = None
 ) -> tuple[Intervals, F64, I64]:
     offsets = cols.seg[0]
     # Rows a connection may write: handshake, request delay and turn, one per data segment of
@@ -129,8 +129,9 @@ def _label(
     s2c = offsets[2 * rows + 2] - offsets[2 * rows + 1]
     sizes = np.maximum(c2s, s2c) + 3 + 2 * (cols.zw_bounds[rows + 1] - cols.zw_bounds[rows])
     bound = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    parts = parts or CHUNKS_PER_THREAD * numba.get_num_threads()
     (flow, t0, t1, factor, frame0, frame1, stall), _, seconds, counts = flow_labels.label_flows(
-        rows.astype(np.int64), bound, equal_work_parts(bound, threads or CHUNKS_PER_THREAD * numba.get_num_threads()),
+        rows.astype(np.int64), bound, equal_work_parts(bound, parts),
         np.int64(origin), cols.seg, cols.rtt,
         cols.rtt_bounds, cols.zw, cols.zw_order, cols.zw_bounds, cols.flows, cols.gather_codes,
         CODES, len(FACTORS), merge,
