@@ -16,7 +16,7 @@ NPM := npm --no-audit --no-fund --loglevel=error
 # Each check is a `check-<name>` target; `make test` runs them all and prints one summary table.
 CHECKS := ruff format mypy imports pytest api-client tsc biome vitest e2e
 
-.PHONY: help venv system-deps node-deps spa api-client run dev test bench lab $(addprefix check-,$(CHECKS))
+.PHONY: help venv system-deps node-deps spa api-client run dev test bench lab eval $(addprefix check-,$(CHECKS))
 
 help:
 	@echo "make run    install everything, start tcplens serve and print its URL"
@@ -25,6 +25,7 @@ help:
 	@echo "make venv   only install (Debian packages, Python virtualenv, node modules)"
 	@echo "make bench  run every bench/*.py"
 	@echo "make lab    regenerate the scenario lab's captures into e2e/lab/out/ (root; LAB='--only NAME')"
+	@echo "make eval   how right the diagnosis is on the lab's captures and ../shared/captures (EVAL='--json F')"
 
 system-deps:
 	@scripts/install-system-deps
@@ -107,3 +108,8 @@ bench: venv
 # Real Linux TCP captures of every situation, with the kernel's TCP_INFO as ground truth (needs root).
 lab: venv
 	cd e2e && ../$(BIN)/python -m lab $(LAB)
+
+# The diagnosis's accuracy (tuning and held-out parts), capture-point invariance and the statements
+# no capture supports, over e2e/lab/out (made once by `make lab`) and ../shared/captures. A command.
+eval: venv
+	cd e2e && ../$(BIN)/python -m lab.evaluate $(EVAL)

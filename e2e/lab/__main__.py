@@ -57,7 +57,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.list:
         for sc in catalogue():
-            print(f"{sc.name:40s} {sc.expected_primary_factor:18s} {'ci' if sc.ci else ''}")
+            marks = " ".join(m for m, on in (("ci", sc.ci), ("heldout", sc.heldout)) if on)
+            print(f"{sc.name:40s} {sc.expected_primary_factor:18s} {marks}")
         return 0
     reason = session.missing_requirements()
     if reason:

@@ -18,7 +18,9 @@ import json
 import socket
 import struct
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from lab import tcp_info
@@ -27,9 +29,13 @@ HEADER_END = b"\r\n\r\n"
 MAX_HEADER = 16384
 
 
+_EMIT = threading.Lock()  # connections served in parallel print whole lines
+
+
 def emit(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
+    with _EMIT:
+        sys.stdout.write(json.dumps(obj) + "\n")
+        sys.stdout.flush()
 
 
 def family_of(spec: dict[str, Any]) -> socket.AddressFamily:
@@ -120,18 +126,24 @@ def serve(spec: dict[str, Any]) -> None:
     emit("ready")
     while True:
         conn, _ = listener.accept()
-        if spec.get("server_conn_sndbuf"):
-            # Per connection, after accept(): what a server does that sizes buffers per client.
-            conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, spec["server_conn_sndbuf"])
-        # Non-blocking with a timeout, as the client's (and as event-loop servers run them).
-        conn.settimeout(spec.get("timeout_s", 60))
-        with conn:
-            record = (
-                serve_stop_and_wait(conn, spec)
-                if spec["action"] == "saw"
-                else serve_http(conn, spec)
-            )
-            emit(record)
+        if spec.get("parallel"):  # several clients at once: each connection in its own thread
+            threading.Thread(target=serve_one, args=(conn, spec), daemon=True).start()
+        else:
+            serve_one(conn, spec)
+
+
+def serve_one(conn: socket.socket, spec: dict[str, Any]) -> None:
+    if spec.get("server_conn_sndbuf"):
+        # Per connection, after accept(): what a server does that sizes buffers per client.
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, spec["server_conn_sndbuf"])
+    # Non-blocking with a timeout, as the client's (and as event-loop servers run them).
+    conn.settimeout(spec.get("timeout_s", 60))
+    with conn:
+        peer_port = conn.getpeername()[1]
+        record = (
+            serve_stop_and_wait(conn, spec) if spec["action"] == "saw" else serve_http(conn, spec)
+        )
+        emit({**record, "peer_port": peer_port})
 
 
 def serve_http(conn: socket.socket, spec: dict[str, Any]) -> dict[str, Any]:
@@ -205,8 +217,15 @@ def client(spec: dict[str, Any]) -> None:
     dns = lookup(spec) if spec.get("dns") else None
     address = dns["address"] if dns else spec["server_addr"]
     connections = []
-    for _ in range(spec.get("connections", 1)):
-        connections.append(one_connection(spec, address))
+    if spec.get("parallel"):
+        # Several connections at once, each with its own settings over the spec's (e.g. one
+        # with a small SO_RCVBUF beside bulk downloads that share the path).
+        specs = [{**spec, **own} for own in spec["parallel"]]
+        with ThreadPoolExecutor(len(specs)) as pool:
+            connections = list(pool.map(lambda s: one_connection(s, address), specs))
+    else:
+        for _ in range(spec.get("connections", 1)):
+            connections.append(one_connection(spec, address))
     emit(
         {
             "end": "client",
@@ -232,6 +251,7 @@ def one_connection(spec: dict[str, Any], address: str) -> dict[str, Any]:
     with sock:
         sock.connect((address, spec["port"]))
         connect_s = time.monotonic() - t0
+        port = sock.getsockname()[1]
         stream = Stream(
             sock,
             spec.get("client_read_chunk", 262144),
@@ -243,7 +263,7 @@ def one_connection(spec: dict[str, Any], address: str) -> dict[str, Any]:
             exchange(sock, stream, spec)
             durations.append(time.monotonic() - t)
         info = tcp_info.read(sock)
-    return {"connect_s": connect_s, "request_s": durations, "tcp_info": info}
+    return {"connect_s": connect_s, "request_s": durations, "tcp_info": info, "port": port}
 
 
 def exchange(sock: socket.socket, stream: Stream, spec: dict[str, Any]) -> None:

@@ -219,6 +219,34 @@ def bandwidth(e: Entry) -> list[Check]:
     ]
 
 
+# The kernel's ssthresh before the first loss or cut: TCP_INFINITE_SSTHRESH (include/net/tcp.h).
+INFINITE_SSTHRESH = 0x7FFFFFFF
+
+
+def slow_start(e: Entry) -> list[Check]:
+    s = e["kernel"]["sender"]
+    infos = e["kernel"]["sender_tcp_info"]
+    never_left = all(i.get("snd_ssthresh") in (None, INFINITE_SSTHRESH) for i in infos)
+    return [
+        _check(
+            "the sender never left slow start (snd_ssthresh still TCP_INFINITE_SSTHRESH)",
+            never_left and bool(infos),
+            [i.get("snd_ssthresh") for i in infos],
+        ),
+        _check("one connection (PassiveOpens)", _opens(e) == 1, _opens(e)),
+        _few_retransmissions(s),
+        _check(
+            "sender neither window- nor buffer-limited (< 20% of busy time)",
+            _limited_share(e) < 0.2,
+            _limited_share(e),
+        ),
+    ]
+
+
+def _opens(e: Entry) -> int:
+    return int(e["kernel"]["counters"]["server"].get("PassiveOpens", 0))
+
+
 def nagle_delayed_ack(e: Entry) -> list[Check]:
     delayed = _receiver_counters(e).get("DelayedACKs", 0)
     requests = e["app"]["requests"]
@@ -269,6 +297,7 @@ CHECKS: dict[str, Callable[[Entry], list[Check]]] = {
     "bandwidth": bandwidth,
     "nagle_delayed_ack": nagle_delayed_ack,
     "latency": latency,
+    "slow_start": slow_start,
 }
 
 

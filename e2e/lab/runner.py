@@ -223,7 +223,9 @@ def run_scenario(sc: Scenario, out_dir: Path) -> dict[str, Any]:
     """Make ``out_dir/<name>.pcap`` and return its manifest entry."""
     started = time.monotonic()
     capture = out_dir / f"{sc.name}.pcap"
+    other = out_dir / f"{sc.name}.other_end.pcap"
     capture.unlink(missing_ok=True)
+    other.unlink(missing_ok=True)
     spec = sc.app_spec()
     processes: list[Process] = []
 
@@ -242,43 +244,33 @@ def run_scenario(sc: Scenario, out_dir: Path) -> dict[str, Any]:
         if sc.dns_delay_ms is not None:
             start(app_argv(net.server_ns, "dns", sc.dns_spec()), env=app_env()).wait_ready()
         capture_ns = net.client_ns if sc.capture_at == "client" else net.server_ns
-        tcpdump = start(
-            netns.netns_exec(
-                capture_ns,
-                [
-                    # --immediate-mode: without it libpcap's TPACKET_V3 ring hands packets over in
-                    # blocks (1 s timeout) and the packets of the last, unfinished block are lost on
-                    # SIGINT -- the end of every transfer.
-                    "tcpdump",
-                    "-i",
-                    netns.TAP_NAME,
-                    "-n",
-                    "-s",
-                    str(sc.snaplen),
-                    "--immediate-mode",
-                    "-B",
-                    "16384",  # KiB: a deep ring so tcpdump drops nothing at 100 Mbit/s
-                    "-U",
-                    "-Z",
-                    "root",
-                    "-w",
-                    str(capture),
-                ],
-            )
-        )
-        tcpdump.wait_stderr("listening on", timeout=10)
-        time.sleep(0.2)
+        other_ns = net.server_ns if sc.capture_at == "client" else net.client_ns
+        dumps = [(capture_ns, capture)] + ([(other_ns, other)] if sc.both_ends else [])
+        tcpdumps: list[Process] = []
+        if not sc.capture_delay_s:
+            tcpdumps = [start(tcpdump_argv(sc, ns, path)) for ns, path in dumps]
+            for tcpdump in tcpdumps:
+                tcpdump.wait_stderr("listening on", timeout=10)
+            time.sleep(0.2)
 
         client = start(app_argv(net.client_ns, "client", spec), env=app_env())
+        if sc.capture_delay_s:
+            # Mid-connection: the handshake (and its window scale) is not in the capture.
+            time.sleep(sc.capture_delay_s)
+            tcpdumps = [start(tcpdump_argv(sc, ns, path)) for ns, path in dumps]
+            for tcpdump in tcpdumps:
+                tcpdump.wait_stderr("listening on", timeout=10)
         if client.finish(timeout=sc.timeout_s) != 0:
             raise netns.LabError(f"{sc.name}: client failed: {client.stderr_tail()}")
         client_result = client.json_records()[-1]
-        connections = spec.get("connections", 1)
+        connections = len(spec.get("parallel") or []) or spec.get("connections", 1)
         # The server reports a connection once the client's FIN arrived (everything acknowledged).
         wait_until(lambda: _drain_records(server) >= connections, timeout=5 + sc.rtt_ms / 100)
         time.sleep(0.1 + 2 * sc.rtt_ms / 1000)  # the last FIN/ACK crosses the link
-        tcpdump.signal(signal.SIGINT)
-        tcpdump.finish(timeout=10)
+        for tcpdump in tcpdumps:
+            tcpdump.signal(signal.SIGINT)
+        for tcpdump in tcpdumps:
+            tcpdump.finish(timeout=10)
         counters = {
             "client": kernel_counters(net.client_ns),
             "server": kernel_counters(net.server_ns),
@@ -301,10 +293,54 @@ def run_scenario(sc: Scenario, out_dir: Path) -> dict[str, Any]:
         server_records,
         counters,
         forwarder.json_records()[-1] if forwarder.json_records() else {},
-        tcpdump.stderr_lines,
+        tcpdumps[0].stderr_lines,
     )
+    if sc.both_ends:
+        entry["other_end"] = {
+            "file": other.name,
+            "capture_at": "server" if sc.capture_at == "client" else "client",
+            "capture": capture_stats(other, tcpdumps[1].stderr_lines),
+        }
     entry["run_s"] = round(time.monotonic() - started, 2)
     return entry
+
+
+def tcpdump_argv(sc: Scenario, ns: str, path: Path) -> list[str]:
+    return netns.netns_exec(
+        ns,
+        [
+            # --immediate-mode: without it libpcap's TPACKET_V3 ring hands packets over in
+            # blocks (1 s timeout) and the packets of the last, unfinished block are lost on
+            # SIGINT -- the end of every transfer.
+            "tcpdump",
+            "-i",
+            netns.TAP_NAME,
+            "-n",
+            "-s",
+            str(sc.snaplen),
+            "--immediate-mode",
+            "-B",
+            "16384",  # KiB: a deep ring so tcpdump drops nothing at 100 Mbit/s
+            "-U",
+            "-Z",
+            "root",
+            "-w",
+            str(path),
+        ],
+    )
+
+
+def capture_stats(capture: Path, tcpdump_stderr: list[str]) -> dict[str, Any]:
+    def tcpdump_count(what: str) -> int | None:
+        return next((int(line.split()[0]) for line in tcpdump_stderr if line.endswith(what)), None)
+
+    return {
+        "packets": tcpdump_count("packets captured"),
+        "dropped_by_kernel": tcpdump_count("packets dropped by kernel"),
+        "bytes": capture.stat().st_size if capture.exists() else 0,
+        "link_type": 1,
+        "tcpdump": [line for line in tcpdump_stderr if "packets" in line],
+    }
 
 
 def _drain_records(proc: Process) -> int:
@@ -329,9 +365,26 @@ def manifest_entry(
     server_infos = [r["tcp_info"] for r in server_records]
     sender = client_infos if sc.sender == "client" else server_infos
     receiver = server_infos if sc.sender == "client" else client_infos
-
-    def tcpdump_count(what: str) -> int | None:
-        return next((int(line.split()[0]) for line in tcpdump_stderr if line.endswith(what)), None)
+    # Several flows at once: each client port with the factor that held it; the kernel's truth
+    # (``kernel.sender``) is the held flow's alone, so its checks are not diluted by the others.
+    ports = [c.get("port") for c in client_result["connections"]]
+    flows = []
+    if sc.app.get("parallel"):
+        held = sc.extra["held_flow"]
+        flows = [
+            {
+                "client_port": port,
+                "expected_factor": sc.expected_primary_factor
+                if i == held
+                else sc.extra["other_flows_factor"],
+            }
+            for i, port in enumerate(ports)
+        ]
+        by_port = {r.get("peer_port"): r["tcp_info"] for r in server_records}
+        pair = (client_infos[held], by_port.get(ports[held]))
+        sender_held, receiver_held = pair if sc.sender == "client" else pair[::-1]
+        sender = [sender_held] if sender_held else sender
+        receiver = [receiver_held] if receiver_held else receiver
 
     requests = [t for c in client_result["connections"] for t in c["request_s"]]
     entry: dict[str, Any] = {
@@ -349,16 +402,14 @@ def manifest_entry(
         "ip_version": sc.family,
         "queue_bytes": sc.queue_bytes,
         "dns_delay_ms": sc.dns_delay_ms,
-        "congestion_control": "cubic",
+        "congestion_control": sc.cc,
+        "heldout": sc.heldout,
+        "handshake_captured": not sc.capture_delay_s,
+        "capture_delay_s": sc.capture_delay_s,
+        "flows": flows,
         "sender": sc.sender,
         "app": sc.app_spec(),
-        "capture": {
-            "packets": tcpdump_count("packets captured"),
-            "dropped_by_kernel": tcpdump_count("packets dropped by kernel"),
-            "bytes": capture.stat().st_size if capture.exists() else 0,
-            "link_type": 1,
-            "tcpdump": [line for line in tcpdump_stderr if "packets" in line],
-        },
+        "capture": capture_stats(capture, tcpdump_stderr),
         "client": {
             "elapsed_s": round(client_result["elapsed_s"], 4),
             "connections": len(client_infos),

@@ -37,6 +37,15 @@ class Scenario:
     seed: int = 1
     timeout_s: float = 40.0
     extra: dict[str, Any] = field(default_factory=dict)
+    cc: str = "cubic"  # the senders' congestion control (set per socket): "cubic" or "bbr"
+    # tcpdump starts this long after the client: > 0 captures the connection mid-way (no
+    # handshake, so no window scale in the capture), as a capture started on a busy host does
+    capture_delay_s: float = 0.0
+    # also capture the other end in the same run: the same transfer seen from both ends, for
+    # the capture-point invariance of ``make eval`` (``other_end`` in the manifest)
+    both_ends: bool = False
+    # kept out of tuning: ``make eval`` reports its accuracy apart (fixed by name, never moved)
+    heldout: bool = False
 
     @property
     def queue_bytes(self) -> int:
@@ -51,7 +60,7 @@ class Scenario:
             "family": self.family,
             "server_addr": server,
             "port": 8080,
-            "cc": "cubic",
+            "cc": self.cc,
             "timeout_s": self.timeout_s,
             **self.app,
         }

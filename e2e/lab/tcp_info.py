@@ -104,6 +104,8 @@ def summary(info: dict[str, Any]) -> dict[str, Any]:
         "bytes_acked": info.get("bytes_acked"),
         "bytes_retrans": info.get("bytes_retrans"),
         "snd_cwnd": info.get("snd_cwnd"),
+        "snd_ssthresh": info.get("snd_ssthresh"),
+        "delivery_rate": info.get("delivery_rate"),
         "snd_wnd": info.get("snd_wnd"),
         "snd_mss": info.get("snd_mss"),
         "congestion_control": info.get("congestion_control"),

@@ -11,6 +11,7 @@ from pathlib import Path
 from lab import manifest, tcp_info
 from lab.catalogue import catalogue
 from lab.ground_truth import CHECKS
+from lab.scenario import Scenario
 
 # DESIGN.md's FACTOR names.
 FACTORS = {
@@ -26,46 +27,53 @@ FACTORS = {
     "nagle_delayed_ack",
     "latency",
 }
-SITUATIONS = {
-    "receiver window too small",
-    "receiving application too slow",
-    "sender buffer too small",
-    "application stop-and-wait",
-    "no connection reuse",
-    "DNS delay before connecting",
-    "loss / congestion",
-    "path bandwidth reached",
-    "Nagle + delayed ACK",
-    "healthy control: autotuned bulk transfer",
-    "healthy control: pooled connection",
-}
 
 
-def test_every_situation_and_control_over_at_least_three_parameter_sets() -> None:
-    by_situation = defaultdict(list)
+def by_factor() -> dict[str, list[Scenario]]:
+    grid = defaultdict(list)
     for sc in catalogue():
-        by_situation[sc.situation].append(sc)
-    assert set(by_situation) == SITUATIONS
-    assert all(len(grid) >= 3 for grid in by_situation.values())
-    assert len(catalogue()) >= 30
+        grid[sc.expected_primary_factor].append(sc)
+    return grid
 
 
-def test_the_grid_spans_rtt_capture_point_and_ip_version() -> None:
+def test_every_factor_over_at_least_four_parameter_sets_in_both_parts() -> None:
+    grid = by_factor()
+    assert set(grid) == FACTORS
+    for factor, scenarios in grid.items():
+        assert len({(s.rtt_ms, s.bottleneck_mbps, s.app["size"]) for s in scenarios}) >= 4, factor
+        parts = {s.heldout for s in scenarios}
+        assert parts == {False, True}, f"{factor}: in the tuning and the held-out part"
+        assert {s.family for s in scenarios} == {4, 6}, factor
+        assert {s.capture_at for s in scenarios} == {"client", "server"}, factor
+
+
+def test_the_grid_spans_rtt_rate_handshake_congestion_control_and_flows() -> None:
     scenarios = catalogue()
-    assert min(s.rtt_ms for s in scenarios) <= 5
-    assert max(s.rtt_ms for s in scenarios) >= 200
-    for situation in {s.situation for s in scenarios}:
-        grid = [s for s in scenarios if s.situation == situation]
-        assert {s.family for s in grid} == {4, 6}, situation
-        assert {s.capture_at for s in grid} == {"client", "server"}, situation
-        assert len({s.rtt_ms for s in grid}) >= 3, situation
+    assert min(s.rtt_ms for s in scenarios) <= 3
+    assert max(s.rtt_ms for s in scenarios) >= 250
+    assert min(s.bottleneck_mbps for s in scenarios) <= 5
+    assert max(s.bottleneck_mbps for s in scenarios) >= 200
+    assert {s.cc for s in scenarios} == {"cubic", "bbr"}
+    midway = {s.expected_primary_factor for s in scenarios if s.capture_delay_s > 0}
+    # a capture without the handshake for every factor whose connection outlives tcpdump's start
+    assert {"receiver_window", "receiver_app", "sender_buffer", "loss", "bandwidth"} <= midway
+    assert {"application", "latency"} <= midway
+    both = {s.expected_primary_factor for s in scenarios if s.both_ends}
+    assert both == FACTORS - {"dns"}  # (the DNS server sits at the server: see dns())
+    several = [s for s in scenarios if s.app.get("parallel")]
+    assert {s.heldout for s in several} == {False, True}
+    for s in several:
+        assert 0 <= s.extra["held_flow"] < len(s.app["parallel"])
 
 
 def test_expected_factors_are_design_factors_with_ground_truth_checks() -> None:
     for sc in catalogue():
         assert sc.expected_primary_factor in FACTORS
         assert sc.expected_primary_factor in CHECKS
-    assert sum(s.ci for s in catalogue()) == len(SITUATIONS)
+        assert sc.cc in ("cubic", "bbr")
+    # the CI subset: one per situation (bandwidth: the bottleneck and the healthy bulk control)
+    ci = [s.expected_primary_factor for s in catalogue() if s.ci]
+    assert set(ci) == FACTORS and len(ci) == len(FACTORS) + 1
 
 
 def test_tcp_info_reports_what_a_loopback_connection_did() -> None:
