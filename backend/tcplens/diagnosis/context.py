@@ -3,8 +3,9 @@ the small aggregations several rules share (time per flow for a factor, evidence
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from tcplens.diagnosis.finding import (
 from tcplens.diagnosis.timeline import Intervals, LabelledTime
 from tcplens.diagnosis.transfer import F64, Connection, DnsExchange, FlowFacts, Transfer
 
+T = TypeVar("T")
 MAX_RANGES = 20  # evidence time ranges per finding: enough to jump to, few enough to read
 MAX_FRAMES = 50
 MIN_PROBLEM_S = 0.1  # time lost below which nothing is a high or medium problem
@@ -44,10 +46,8 @@ class Context:
     by_flow: Mapping[int, Connection]  # the flows labelled period by period, by flow id
     labelled: LabelledTime  # their labelled time
     dns: list[DnsExchange]
-    # flows whose setup and slow start another finding (no connection reuse) already accounts for
-    claimed_by_setup: set[int] = field(default_factory=set)
-    # flows whose application waits the stop-and-wait finding already explains
-    stop_and_wait_flows: set[int] = field(default_factory=set)
+    # a rule's detection step, computed once when first asked for (``once``), by rule code
+    _steps: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._factor_times: dict[Factor, FactorTime] = {}
@@ -62,6 +62,14 @@ class Context:
         starts = np.concatenate((self.facts.start_s, [d.query_t for d in answered]))
         ends = np.concatenate((self.facts.end_s, [d.answer_t or 0.0 for d in answered]))
         self.active_s = _union_length(starts, ends)
+
+    def once(self, key: str, step: Callable[[], T]) -> T:
+        """``step()``, computed once per context: a rule's detection step that other rules or
+        the verdicts read (e.g. the flows no-connection-reuse accounts for), so no rule writes
+        into the context and the order of ``RULES`` decides nothing."""
+        if key not in self._steps:
+            self._steps[key] = step()
+        return cast(T, self._steps[key])
 
     def factor_time(self, factor: Factor) -> FactorTime:
         if factor not in self._factor_times:
@@ -78,6 +86,14 @@ class Context:
             for f in ft.flows
             if ft.seconds[f] >= min_share * max(float(end[f - 1]) - float(start[f - 1]), 1e-9)
         ]
+
+    def wall_clock(self, factor: Factor, flows: Iterable[int]) -> float:
+        """The time ``factor`` held these flows, as wall-clock time: the union of its intervals,
+        so flows held at the same moment are not added up past the time that passed (a
+        finding's ``time_lost_s`` never exceeds the capture's duration)."""
+        runs = self.factor_time(factor).runs
+        keep = np.isin(runs.flow, np.fromiter(flows, np.int64))
+        return _union_length(runs.t0[keep], runs.t1[keep])
 
     def intervals(self, factor: Factor, flows: Iterable[int]) -> Intervals:
         """The intervals ``factor`` held in these flows (ascending), each flow's in order."""
@@ -113,17 +129,17 @@ class Context:
 
     def severity(
         self,
+        factor: Factor,
         seconds: float,
         *,
         flows: tuple[int, ...] = (),
         extra_s: float = 0.0,
-        tunable: bool = True,
         cap: Severity = "high",
     ) -> Severity:
         """Severity from the share of the flows' active time (see ``share``), never above
         ``cap``; under ``MIN_PROBLEM_S`` in all it is at most ``low`` whatever its share: a
         short capture makes a few round trips a large share without anyone waiting for them."""
-        sev = severity_for_share(self.share(seconds, flows, extra_s), tunable=tunable)
+        sev = severity_for_share(self.share(seconds, flows, extra_s), factor)
         if seconds < MIN_PROBLEM_S and SEVERITY_RANK[sev] < SEVERITY_RANK["low"]:
             sev = "low"
         return sev if SEVERITY_RANK[sev] >= SEVERITY_RANK[cap] else cap

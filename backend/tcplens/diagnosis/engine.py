@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+import numpy as np
 
 from tcplens.capture.table import Capture
 from tcplens.diagnosis.context import Context
@@ -13,12 +15,12 @@ from tcplens.diagnosis.from_analysis import (
     LabelledConnections,
     dns_exchanges,
     flow_facts,
-    label_flows,
     labelled_rows,
+    labelled_time,
 )
-from tcplens.diagnosis.rules import RULES, round_trip_bound
+from tcplens.diagnosis.rules import RULES, no_connection_reuse, round_trip_bound
 from tcplens.diagnosis.timeline import shares_by_connection
-from tcplens.tcp.model import TcpAnalysis
+from tcplens.tcp.model import LOST_SEGMENT, VANTAGE_NAMES, TcpAnalysis
 
 
 @dataclass(frozen=True)
@@ -48,17 +50,18 @@ def diagnose(capture: Capture, analysis: TcpAnalysis) -> Diagnosis:
     facts = flow_facts(analysis, origin)
     rows = labelled_rows(facts)
     cols = KernelColumns(analysis)
-    labelled = label_flows(cols, origin, rows)
+    labelled = labelled_time(cols, origin, rows)
     conns = LabelledConnections(analysis, cols, origin, facts, rows)
     ctx = Context(facts, conns, labelled, dns_exchanges(capture, origin))
     findings: list[Finding] = []
     for rule in RULES:
         findings.extend(rule.detect(ctx))
+    claimed = no_connection_reuse.claimed_flows(ctx)
     # Flows not labelled (no payload, or beyond the labelling bound) have no verdict.
     verdicts = dict.fromkeys(facts.id.tolist(), FlowVerdict(None, {}))
     durations = facts.end_s[rows] - facts.start_s[rows]
     verdicts.update(
-        (flow, _verdict(shares, flow in ctx.claimed_by_setup))
+        (flow, _verdict(shares, flow in claimed))
         for flow, shares in zip(
             facts.id[rows].tolist(), shares_by_connection(durations, labelled.seconds), strict=True
         )
@@ -68,7 +71,84 @@ def diagnose(capture: Capture, analysis: TcpAnalysis) -> Diagnosis:
     # "Already efficient" is only worth saying when nothing worse was found.
     if any(f.severity in ("high", "medium") for f in findings):
         findings = [f for f in findings if f.code != round_trip_bound.CODE]
-    return Diagnosis(tuple(importance_order(findings)), verdicts)
+    findings = [_per_flow(f, ctx, _confidence(f, ctx, capture, analysis)) for f in findings]
+    return Diagnosis(tuple(_consistent(importance_order(findings))), verdicts)
+
+
+# Fixes that cannot both be right for one flow: its receiver either kept its buffer full of
+# unread data (read faster; a larger buffer only postpones the stall) or had a buffer too small
+# for the path (raise it). The first in the order keeps the flows they share.
+CONTRADICTING = {
+    frozenset({"receiver-window-limited", "receiver-app-slow"}),
+}
+
+
+def _confidence(
+    f: Finding, ctx: Context, capture: Capture, analysis: TcpAnalysis
+) -> dict[str, Any]:
+    """What the capture could not see, for the flows a finding names (its confidence inputs):
+    where the capture point sat (``tcp/vantage.py``), whether every handshake was captured
+    (without it the window scale and the handshake RTT are not in the capture), the values
+    inferred instead of read, segments the capture missed (Wireshark's ``lost_segment``: a gap
+    in the sequence numbers), timestamps that went backwards inside a flow, and a capture cut
+    short."""
+    rows = np.asarray([fl - 1 for fl in f.flows if 0 < fl <= len(analysis.flows)], np.int64)
+    seg = analysis.segments
+    vantage = sorted({VANTAGE_NAMES[v] for v in analysis.flows.vantage[rows].tolist()})
+    missing = backwards = 0
+    for r in rows.tolist():
+        lo, hi = int(seg.offsets[2 * r]), int(seg.offsets[2 * r + 2])
+        missing += int(np.count_nonzero(seg.events[lo:hi] & LOST_SEGMENT))
+        for d in (0, 1):
+            a, b = int(seg.offsets[2 * r + d]), int(seg.offsets[2 * r + d + 1])
+            backwards += int(np.count_nonzero(np.diff(seg.time_ns[a:b]) < 0))
+    first = f.flows[0] if f.flows else None
+    inferred = (
+        ["window_scale"]
+        if first is not None
+        and first in ctx.by_flow
+        and any(tr.window_scale_inferred for tr in ctx.by_flow[first].transfers)
+        else []
+    )
+    return {
+        "capture_point": vantage[0] if len(vantage) == 1 else vantage,
+        "handshake_captured": bool(rows.size) and bool((analysis.flows.syn_ns[rows] >= 0).all()),
+        "inferred": inferred,
+        "packets_missing": missing,
+        "timestamps_backwards": backwards,
+        "capture_truncated": capture.info.truncated,
+    }
+
+
+def _per_flow(f: Finding, ctx: Context, confidence: dict[str, Any]) -> Finding:
+    """Time lost as wall-clock time (never above the time the capture's flows and DNS lookups
+    were active) and per flow in ``evidence.flow_time_lost_s``: the factor's labelled seconds
+    of each flow, the ones its ``factor_shares`` show (so the flow table, the overview and the
+    API say the same number); a cross-flow finding's time (DNS, setup) shared among its flows."""
+    lost = f.time_lost_s
+    if lost is not None:
+        lost = min(lost, ctx.active_s)
+    labelled = ctx.factor_time(f.factor).seconds
+    share = (lost or 0.0) / max(len(f.flows), 1)
+    per_flow = {
+        str(flow): round(min(labelled.get(flow, share), lost or 0.0), 6) for flow in f.flows
+    }
+    extra = {**f.evidence.extra, "flow_time_lost_s": per_flow, "confidence": confidence}
+    evidence = replace(f.evidence, extra=extra)
+    return replace(f, time_lost_s=lost, evidence=evidence)
+
+
+def _consistent(findings: list[Finding]) -> list[Finding]:
+    """Drop a finding whose fix contradicts one ranked before it on the same flows."""
+    kept: list[Finding] = []
+    for f in findings:
+        clash = any(
+            frozenset({f.code, k.code}) in CONTRADICTING and set(f.flows) <= set(k.flows)
+            for k in kept
+        )
+        if not clash:
+            kept.append(f)
+    return kept
 
 
 def _verdict(shares: dict[Factor, float], setup_claimed: bool) -> FlowVerdict:

@@ -5,35 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Factor = Literal[
-    "receiver_window",
-    "receiver_app",
-    "sender_buffer",
-    "application",
-    "connection_setup",
-    "slow_start",
-    "dns",
-    "loss",
-    "bandwidth",
-    "nagle_delayed_ack",
-    "latency",
-]
+from tcplens.diagnosis.factors import BY_FACTOR, FACTOR_INDEX, FACTORS, Factor
 
-# Order matters: it is the index used in the per-interval label arrays (``timeline.py``).
-FACTORS: tuple[Factor, ...] = (
-    "receiver_window",
-    "receiver_app",
-    "sender_buffer",
-    "application",
-    "connection_setup",
-    "slow_start",
-    "dns",
-    "loss",
-    "bandwidth",
-    "nagle_delayed_ack",
-    "latency",
-)
-FACTOR_INDEX: dict[Factor, int] = {f: i for i, f in enumerate(FACTORS)}
+# (the factors are the registry's: ``factors.py``; re-exported here where findings are made)
+__all__ = ["FACTORS", "FACTOR_INDEX", "Evidence", "Factor", "Finding", "Severity"]
 
 Severity = Literal["high", "medium", "low", "info"]
 SEVERITY_RANK: dict[Severity, int] = {"high": 0, "medium": 1, "low": 2, "info": 3}
@@ -46,14 +21,15 @@ MEDIUM_SHARE = 0.2
 LOW_SHARE = 0.05
 
 
-def severity_for_share(share: float, *, tunable: bool = True) -> Severity:
-    """Severity of a factor that held ``share`` of the active time.
+def severity_for_share(share: float, factor: Factor) -> Severity:
+    """Severity of ``factor`` when it held ``share`` of the active time (its registry entry's
+    policy, ``factors.py``).
 
     Factors nobody can tune on the hosts (the path's bandwidth, the round trips themselves) are
     reported as ``info`` whatever their share: saying "the path was the limit" is the answer, not a
     problem to fix.
     """
-    if not tunable:
+    if not BY_FACTOR[factor].tunable:
         return "info"
     if share >= HIGH_SHARE:
         return "high"
@@ -113,8 +89,10 @@ class Finding:
 
 
 def importance_order(findings: list[Finding]) -> list[Finding]:
-    """Most important first: by time lost, then severity, then code (stable for equal findings)."""
+    """Most important first: by severity, then time lost, then code (stable for equal findings).
+    The one ordering rule of every list of findings (the API, the overview, the CLI): a LOW
+    finding never ranks above a MEDIUM one whatever their times."""
     return sorted(
         findings,
-        key=lambda f: (-(f.time_lost_s or 0.0), SEVERITY_RANK[f.severity], f.code, f.flows),
+        key=lambda f: (SEVERITY_RANK[f.severity], -(f.time_lost_s or 0.0), f.code, f.flows),
     )

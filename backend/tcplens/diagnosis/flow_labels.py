@@ -208,7 +208,70 @@ def gather_transfer(  # type: ignore[no-untyped-def]
     """
     samples = _gather_samples(origin, rtt, rtt_lo, rtt_hi, codes)[d]
     data = _gather_data(f, d, origin, seg, codes[3], samples, rcv_mss, sender_lag_ns)
-    return _transfer(data, _gather_acks(f, d, origin, seg, zw, zw_rows, rcv_scale, codes))
+    acks, shift = _scaled_acks(data, _gather_acks(f, d, origin, seg, zw, zw_rows, codes), rcv_scale)
+    (t, fr, seq, seq_end, retrans, ack_t, ack_frame, ack, win, ack_payload, rtt_t, rtt_s, echo_t,
+     echo_s, zs, ze, zf0, zf1, zr, lag, mss) = _transfer(data, acks)  # fmt: skip
+    return (t, fr, seq, seq_end, retrans, ack_t, ack_frame, ack, win, ack_payload, rtt_t, rtt_s,
+            echo_t, echo_s, zs, ze, zf0, zf1, zr, lag, mss, shift)  # fmt: skip
+
+
+@numba.njit(cache=True)
+def _scaled_acks(data, acks, rcv_scale):  # type: ignore[no-untyped-def]
+    """The receiver's half with its windows in bytes, and the shift they were read with: the
+    handshake's (``rcv_scale`` >= 0: the TCP analysis already scaled them, shift -1 says so), or
+    one inferred from the data when the handshake was not captured (``infer_window_scale``);
+    when none can be inferred every window but zero is unknown (-1): never read as zero."""
+    ack_t, ack_frame, ack, win, ack_payload, zs, ze, zf0, zf1, zr = acks
+    if rcv_scale >= 0:
+        return acks, np.int64(-1)
+    t, _, _, seq_end, _, _, _, _, _, lag, _ = data
+    shift = infer_window_scale(t, seq_end, ack_t, ack, win, lag)
+    scaled = np.empty(win.size, np.int64)
+    for j in range(win.size):
+        if shift >= 0:
+            scaled[j] = win[j] << shift
+        else:
+            scaled[j] = 0 if win[j] == 0 else -1
+    return (ack_t, ack_frame, ack, scaled, ack_payload, zs, ze, zf0, zf1, zr), shift
+
+
+@numba.njit(cache=True)
+def infer_window_scale(t, seq_end, ack_t, ack, raw, lag):  # type: ignore[no-untyped-def]
+    """The receiver's window scale (RFC 7323 §2.2) inferred from the data, -1 when the data
+    cannot say (no window above zero, or no round trip to place the sender's view).
+
+    A sender never sends beyond the right edge it knows (RFC 9293 §3.8.6.2.1: ack + window of an
+    ACK that reached it before the segment left); at the capture point that is an ACK seen at
+    least ``lag`` (capture point -> sender -> capture point, less 20 % jitter, as the labelling
+    places the sender's view) before the segment. The inferred shift is the smallest for which
+    no segment ends beyond such an edge: a sender held by the window sends up to the edge, so
+    any smaller shift puts its segments beyond it (the window plateau is the true window); a
+    sender the window did not hold leaves room, and the smallest shift that fits still leaves
+    it room, so it is not read as window-limited either. A lag of 0 means no RTT sample placed
+    the sender's view: at a receiver-side capture the fresh ACKs would fit any shift, so none is
+    inferred."""
+    m = ack_t.size
+    positive = False
+    for j in range(m):
+        positive |= raw[j] > 0
+    if not positive or t.size == 0 or lag <= 0.0:
+        return np.int64(-1)
+    jitter = max(0.0005, 0.2 * lag)
+    for shift in range(15):
+        j = 0
+        edge = np.int64(-1)
+        fits = True
+        for i in range(t.size):
+            while j < m and ack_t[j] <= t[i] - lag + jitter:
+                edge = max(edge, ack[j] + (raw[j] << shift))
+                j += 1
+            # (one byte beyond: a zero-window probe, RFC 9293 §3.8.6.1)
+            if edge >= 0 and seq_end[i] > edge + 1:
+                fits = False
+                break
+        if fits:
+            return np.int64(shift)
+    return np.int64(14)
 
 
 @numba.njit(cache=True)
@@ -302,8 +365,10 @@ def _gather_data(f, d, origin, seg, resent_flag, samples, rcv_mss, sender_lag_ns
 
 
 @numba.njit(cache=True)
-def _gather_acks(f, d, origin, seg, zw, zw_rows, rcv_scale, codes):  # type: ignore[no-untyped-def]
-    """The receiver's half of ``gather_transfer``: its ACKs and zero-window spans."""
+def _gather_acks(f, d, origin, seg, zw, zw_rows, codes):  # type: ignore[no-untyped-def]
+    """The receiver's half of ``gather_transfer``: its ACKs (windows as the TCP analysis has
+    them: in bytes when the scale is known, raw otherwise; ``_scaled_acks``) and zero-window
+    spans."""
     offsets, time_ns, frame, _, payload, acks, window, flags = seg
     ack_flag = codes[0]
     a, b = offsets[2 * f + 1 - d], offsets[2 * f + 2 - d]
@@ -320,10 +385,7 @@ def _gather_acks(f, d, origin, seg, zw, zw_rows, rcv_scale, codes):  # type: ign
             ack_t[m] = (time_ns[r] - origin) / 1e9
             ack_frame[m] = frame[r]
             ack[m] = k
-            # An unknown scale leaves a window's size unknown (-1), except zero: zero scaled
-            # is still zero.
-            w = np.int64(window[r])
-            win[m] = w if rcv_scale >= 0 else (0 if w == 0 else -1)
+            win[m] = np.int64(window[r])
             ack_payload[m] = payload[r]
             m += 1
     ack_t, ack_frame, ack, win = ack_t[:m], ack_frame[:m], ack[:m], win[:m]
@@ -399,11 +461,17 @@ def label_flows(  # type: ignore[no-untyped-def]
                 # are not read, so they are not gathered.
                 if _payload_bytes(data1) > _payload_bytes(data0):
                     tx0 = _transfer(data0, _no_acks())
-                    tx1 = _transfer(data1, _gather_acks(f, 1, origin, seg, zw, rows, scale_client[f],
-                                                        gather_codes))  # fmt: skip
+                    acks1, _ = _scaled_acks(
+                        data1, _gather_acks(f, 1, origin, seg, zw, rows, gather_codes),
+                        scale_client[f],
+                    )  # fmt: skip
+                    tx1 = _transfer(data1, acks1)
                 else:
-                    tx0 = _transfer(data0, _gather_acks(f, 0, origin, seg, zw, rows, scale_server[f],
-                                                        gather_codes))  # fmt: skip
+                    acks0, _ = _scaled_acks(
+                        data0, _gather_acks(f, 0, origin, seg, zw, rows, gather_codes),
+                        scale_server[f],
+                    )  # fmt: skip
+                    tx0 = _transfer(data0, acks0)
                     tx1 = _transfer(data1, _no_acks())
                 hs = (hs_syn + hs_synack) / 1e9 if hs_syn >= 0 and hs_synack >= 0 else np.nan
                 syn_s = (syn_ns[f] - origin) / 1e9 if syn_ns[f] >= 0 else np.nan

@@ -99,7 +99,7 @@ class KernelColumns:
         self.gather_codes = np.array([ACK, RTT_DATA_ACK, RTT_TIMESTAMP, RESENT_FLAG], np.int64)
 
 
-def label_flows(
+def labelled_time(
     cols: KernelColumns, origin: int, rows: I64, parts: int | None = None
 ) -> LabelledTime:
     """The labelled time of the connections in flow ``rows`` (ascending), in one compiled call:
@@ -198,7 +198,7 @@ def _transfer(
     rows = cols.zw_order[cols.zw_bounds[f] : cols.zw_bounds[f + 1]]
     (t, frame, seq, seq_end, retransmission, ack_t, ack_frame, ack, window, ack_payload, rtt_t,
      rtt_s, echo_t, echo_s, zero_start, zero_end, zero_frame0, zero_frame1, zero_reopened, lag,
-     mss) = flow_labels.gather_transfer(
+     mss, shift) = flow_labels.gather_transfer(
         f, d, np.int64(origin), cols.seg, cols.rtt, cols.rtt_bounds[f],
         cols.rtt_bounds[f + 1], cols.zw, rows, rcv_scale, rcv_mss, part, cols.gather_codes,
     )  # fmt: skip
@@ -215,7 +215,8 @@ def _transfer(
         sender=endpoint_text(sender[0], int(sender[1])),
         receiver=endpoint_text(receiver[0], int(receiver[1])),
         mss=int(mss),
-        window_scale=int(rcv_scale),
+        window_scale=int(rcv_scale) if rcv_scale >= 0 else int(shift),
+        window_scale_inferred=bool(rcv_scale < 0 and shift >= 0),
         lag_s=float(lag),
         t=t, frame=frame, seq=seq, seq_end=seq_end, retransmission=retransmission,
         ack_t=ack_t, ack_frame=ack_frame, ack=ack, window=window, ack_payload=ack_payload,

@@ -301,7 +301,14 @@ def label_transfer(  # type: ignore[no-untyped-def]
             if (ack_v - _at(ack_cum, at_start[i], 0)) >= 2 * seg:
                 label[i] = codes[C_SENDER_BUFFER]
                 continue
-        # 6. the congestion window
+        # 6. the congestion window -- unless the pause outlasted any round trip: with data
+        # outstanding, nothing lost (no retransmission ends it) and no ACK freeing room, a
+        # pause of ``idle_after`` (4 RTT, at least 0.5 s) is a silent peer or a keep-alive,
+        # not a window growing (a keep-alive connection idle for 60 s is not 60 s of slow
+        # start, nor thousands of round trips)
+        if gap > pause_idle:
+            label[i] = -1
+            continue
         if rtt_now[i] > inflated:
             f = codes[C_BANDWIDTH]
         elif lost_before:

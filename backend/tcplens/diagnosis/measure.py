@@ -22,8 +22,27 @@ def delivered_bytes(tr: Transfer, spans: Intervals) -> int:
     return int((tr.seq_end[idx] - tr.seq[idx]).sum())
 
 
+def scale_note(tr: Transfer) -> str:
+    """What the finding must say about the receiver's window scale when the handshake, which
+    carries it (RFC 7323 §2.2), was not captured; empty when it was."""
+    receiver = tr.receiver.rsplit(":", 1)[0]
+    if tr.window_scale_inferred:
+        return (
+            f" The handshake was not captured, so {receiver}'s window scale (shift "
+            f"{tr.window_scale}, × {1 << tr.window_scale}) was inferred from the data: the "
+            "smallest shift under which the sender never went beyond the advertised window."
+        )
+    if tr.window_scale < 0:
+        return (
+            f" The handshake was not captured and {receiver}'s window scale could not be "
+            "inferred, so its window is not known in bytes."
+        )
+    return ""
+
+
 def windows_during(tr: Transfer, spans: Intervals) -> I64:
-    """Windows the receiver advertised that the sender acted on during these intervals."""
+    """Windows the receiver advertised that the sender acted on during these intervals (known
+    ones only: -1, a window whose scale is unknown, is never read as a size)."""
     if tr.ack_t.size == 0 or spans.t0.size == 0:
         return np.zeros(0, np.int64)
     lo = np.searchsorted(tr.ack_t, spans.t0 - tr.lag_s, side="right") - 1

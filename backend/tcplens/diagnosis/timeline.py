@@ -63,14 +63,14 @@ __all__ = [
     "UNREAD_WINDOW",
     "Intervals",
     "LabelledTime",
+    "connection_intervals",
     "factor_shares",
     "idle_after",
-    "label_connection",
-    "label_transfer",
     "nagle_stalls",
     "pause_after",
     "rtt_at",
     "think_after",
+    "transfer_intervals",
 ]
 
 I8 = npt.NDArray[np.int8]
@@ -166,7 +166,7 @@ def new_intervals(size: int) -> tuple[I64, F64, F64, I8, I64, I64, F64]:
     )  # fmt: skip
 
 
-def label_transfer(tr: Transfer, base_rtt: float) -> Intervals:
+def transfer_intervals(tr: Transfer, base_rtt: float) -> Intervals:
     """Label each interval between consecutive data segments of ``tr`` (module docstring)."""
     label, stall = labelling.label_transfer(
         tr.t, tr.seq, tr.seq_end, tr.retransmission, tr.ack_t, tr.ack, tr.window,
@@ -180,7 +180,7 @@ def label_transfer(tr: Transfer, base_rtt: float) -> Intervals:
     )  # fmt: skip
 
 
-def label_connection(conn: Connection) -> Intervals:
+def connection_intervals(conn: Connection) -> Intervals:
     """Labelled time of one connection: handshake, the first turn, and its main transfer.
 
     Only the transfer with the most payload is labelled over its span, so that a response and its

@@ -21,6 +21,11 @@ I64 = npt.NDArray[np.int64]
 B = npt.NDArray[np.bool_]
 
 
+# No path on Earth has a round trip this long (a geostationary hop is ~0.6 s; RFC 6298 lets an
+# RTO back off to 60 s): a larger "round trip" is an idle gap between a segment and its ACK.
+MAX_RTT_S = 10.0
+
+
 @dataclass(frozen=True)
 class Transfer:
     """One direction of one connection that carried payload: the data sender's segments and the
@@ -39,6 +44,9 @@ class Transfer:
     receiver: str
     mss: int  # the receiver's MSS option (what a full segment is), else the largest payload sent
     window_scale: int  # the receiver's window-scale shift (0 = not negotiated), -1 unknown
+    # the shift was not in the capture (no handshake) but inferred from the data
+    # (flow_labels.infer_window_scale); the words say so
+    window_scale_inferred: bool
     lag_s: float
     # data segments (payload > 0), capture order
     t: F64
@@ -50,7 +58,7 @@ class Transfer:
     ack_t: F64
     ack_frame: I64
     ack: I64  # relative to this sender's sequence space
-    window: I64  # advertised window in bytes, scaled; -1 when the scale is unknown
+    window: I64  # advertised window in bytes, scaled; -1 when the scale is unknown (never 0)
     ack_payload: I64  # payload the receiver's segment carried (a response, an application ack)
     # round-trip time samples of this direction's data (data -> ACK), seconds
     rtt_t: F64
@@ -106,14 +114,17 @@ class Connection:
 
     @property
     def min_rtt_s(self) -> float | None:
-        """Smallest round trip seen: handshake, data->ACK plus ACK->data halves."""
+        """Smallest round trip seen: handshake, data->ACK plus ACK->data halves; None when none
+        was measured, or when the smallest is above ``MAX_RTT_S``: that is an ACK after an idle
+        gap or a lost capture segment, not a path's round trip, and no finding states it."""
         candidates = []
         if self.handshake_rtt_s is not None and self.handshake_rtt_s > 0:
             candidates.append(self.handshake_rtt_s)
         for tr in self.transfers:
             if tr.rtt_s.size:
                 candidates.append(float(tr.rtt_s.min()) + tr.lag_s)
-        return min(candidates) if candidates else None
+        best = min(candidates) if candidates else None
+        return best if best is not None and 0 < best <= MAX_RTT_S else None
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,11 @@ def size(n_bytes: float) -> str:
 
 
 def duration(seconds: float) -> str:
-    """``duration(0.0304) == '30 ms'``; ``duration(2.5) == '2.5 s'``; ``duration(0.0012) == '1.2 ms'``."""
+    """``duration(0.0304) == '30 ms'``; ``duration(2.5) == '2.5 s'``; ``duration(0.0012) == '1.2 ms'``;
+    ``duration(0.00004) == '40 µs'`` (a LAN round trip is never "0.0 ms")."""
     s = float(seconds)
+    if s < 0.0001:
+        return f"{s * 1e6:.0f} µs"
     if s < 0.01:
         return f"{s * 1e3:.1f} ms"
     if s < 1.0:
@@ -57,3 +60,13 @@ def times(n: int) -> str:
 def share(fraction: float) -> str:
     """``share(0.4567) == '46%'``."""
     return f"{100.0 * float(fraction):.0f}%"
+
+
+# The rates a window is sized for when the capture does not show the path's capacity.
+REFERENCE_RATES_BPS = (10e6, 100e6, 1e9)
+
+
+def windows_per_rate(rtt_s: float) -> str:
+    """The bandwidth-delay product at ``rtt_s`` for each reference rate:
+    ``windows_per_rate(0.03) == '37 KB for 10 Mbit/s, 366 KB for 100 Mbit/s, 3.6 MB for 1.0 Gbit/s'``."""
+    return ", ".join(f"{size(r / 8 * rtt_s)} for {rate(r / 8)}" for r in REFERENCE_RATES_BPS)

@@ -38,13 +38,18 @@ NULL = b"\\N"  # COPY text format's NULL
 
 
 def flow_time_lost(findings: Iterable[Mapping[str, Any]]) -> dict[int, float]:
-    """Time lost per flow: each finding's time lost shared equally among the flows it names."""
+    """Time lost per flow: the sum over findings of the diagnosis's own per-flow time
+    (``evidence.flow_time_lost_s``, the seconds its ``factor_shares`` show); a finding stored
+    before that field existed shares its time lost equally among the flows it names."""
     lost: dict[int, float] = {}
     for finding in findings:
         flows = finding.get("flows") or []
+        per_flow = (finding.get("evidence") or {}).get("flow_time_lost_s")
         seconds = finding.get("time_lost_s") or 0.0
         for flow_id in flows:
-            lost[int(flow_id)] = lost.get(int(flow_id), 0.0) + seconds / len(flows)
+            own = per_flow.get(str(flow_id)) if per_flow else None
+            add = own if own is not None else seconds / len(flows)
+            lost[int(flow_id)] = lost.get(int(flow_id), 0.0) + add
     return lost
 
 

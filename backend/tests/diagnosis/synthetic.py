@@ -9,7 +9,7 @@ import ipaddress
 import numpy as np
 
 from tcplens.diagnosis.context import Context
-from tcplens.diagnosis.timeline import Intervals, LabelledTime, label_connection
+from tcplens.diagnosis.timeline import Intervals, LabelledTime, connection_intervals
 from tcplens.diagnosis.transfer import Connection, FlowFacts, Transfer
 
 SEG = 1000
@@ -41,6 +41,7 @@ def transfer(
         receiver="10.0.0.2:80",
         mss=mss,
         window_scale=7,
+        window_scale_inferred=False,
         lag_s=lag_s,
         t=t_a,
         frame=frames[:n],
@@ -141,5 +142,5 @@ def context(conns: list[Connection]) -> Context:
         server_addr=np.tile(server, (n, 1)),
         server_port=np.full(n, 80, np.uint16),
     )  # fmt: skip
-    spans = Intervals.concat([label_connection(c) for c in conns])
+    spans = Intervals.concat([connection_intervals(c) for c in conns])
     return Context(facts, {c.flow: c for c in conns}, LabelledTime.of(spans), [])

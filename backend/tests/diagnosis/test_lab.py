@@ -47,8 +47,11 @@ def test_receiver_window_names_the_window_rtt_and_cap() -> None:
     assert "advertised window never exceeded 41 KB" in f.summary
     assert "31 ms round trip" in f.summary
     assert "caps the transfer at 11 Mbit/s" in f.summary
-    assert "needs a window of about 372 KB" in f.summary
-    assert "SO_RCVBUF" in f.fix and "372 KB" in f.fix
+    # one flow: the capture does not show the path's capacity, so no rate is assumed
+    assert "The capture does not show the path's capacity" in f.summary
+    assert "37 KB for 10 Mbit/s, 372 KB for 100 Mbit/s, 3.6 MB for 1.0 Gbit/s" in f.summary
+    assert "SO_RCVBUF" in f.fix and "372 KB for 100 Mbit/s" in f.fix
+    assert "needed_window_bytes" not in f.evidence.extra
     assert f.evidence.extra["advertised_window_bytes"] == 41992
     assert 5.0 < (f.time_lost_s or 0) < 6.3
     assert finding("bottleneck_download", "receiver-window-limited") is None

@@ -9,8 +9,8 @@ from tcplens.capture import read_capture
 from tcplens.diagnosis.from_analysis import (
     KernelColumns,
     flow_facts,
-    label_flows,
     labelled_rows,
+    labelled_time,
 )
 from tcplens.tcp.analyze import analyze_tcp
 from tcplens.tcp.grouping import equal_work_parts
@@ -38,7 +38,7 @@ def test_labels_do_not_depend_on_how_the_connections_are_shared_out() -> None:
     rows = labelled_rows(flow_facts(analysis, origin))
     assert rows.size >= 4
     cols = KernelColumns(analysis)
-    results = [label_flows(cols, origin, rows, parts=k) for k in (1, 2, 3, rows.size)]
+    results = [labelled_time(cols, origin, rows, parts=k) for k in (1, 2, 3, rows.size)]
     first = results[0]
     for other in results[1:]:
         assert np.array_equal(first.flows, other.flows)

@@ -1,5 +1,5 @@
 """The receiver-window finding sizes the window for the path's own capacity when the capture
-measured it, and for a round reference rate when it did not."""
+measured it; when it did not, it assumes no rate and gives the window per reference rate."""
 
 from __future__ import annotations
 
@@ -49,8 +49,12 @@ def test_window_sized_for_the_capacity_a_path_limited_flow_measured() -> None:
     assert f.evidence.extra["needed_window_bytes"] == 50_000
 
 
-def test_without_a_path_limited_flow_the_reference_rate_stays() -> None:
+def test_without_a_path_limited_flow_no_rate_is_assumed() -> None:
     rwnd = window_rounds(rounds=20, per_round=8, rtt=RTT)
     f = window_finding([connection(rwnd, RTT)])
-    assert "To run at 100 Mbit/s this path needs a window of about" in f.summary
+    assert "To run at" not in f.summary
+    assert "The capture does not show the path's capacity" in f.summary
+    # 50 ms x 10 Mbit/s, 100 Mbit/s, 1 Gbit/s
+    assert "61 KB for 10 Mbit/s, 610 KB for 100 Mbit/s, 6.0 MB for 1.0 Gbit/s" in f.summary
     assert "path_rate_bps" not in f.evidence.extra
+    assert "needed_window_bytes" not in f.evidence.extra

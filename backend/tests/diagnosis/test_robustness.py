@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from tcplens.diagnosis.finding import FACTORS, SEVERITY_RANK
 from tcplens.diagnosis.rules import RULES
-from tcplens.diagnosis.timeline import factor_shares, label_connection
+from tcplens.diagnosis.timeline import connection_intervals, factor_shares
 from tests.diagnosis.synthetic import connection, context, transfer
 
 
@@ -37,7 +37,7 @@ def transfers(draw: st.DrawFn):  # type: ignore[no-untyped-def]
 @given(transfers(), st.floats(0.0, 0.3))
 def test_every_interval_is_labelled_and_shares_are_bounded(tr, rtt) -> None:  # type: ignore[no-untyped-def]
     conn = connection(tr, rtt)
-    spans = label_connection(conn)
+    spans = connection_intervals(conn)
     assert ((spans.factor >= -1) & (spans.factor < len(FACTORS))).all()
     shares = factor_shares(conn, spans)
     assert all(0.0 <= v <= 1.0 for v in shares.values())

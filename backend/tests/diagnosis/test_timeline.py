@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcplens.diagnosis.finding import FACTOR_INDEX, Factor
-from tcplens.diagnosis.timeline import label_transfer, nagle_stalls
+from tcplens.diagnosis.timeline import nagle_stalls, transfer_intervals
 from tests.diagnosis.synthetic import SEG, slow_start, transfer, window_rounds
 
 
@@ -15,7 +15,7 @@ def share(spans, factor: Factor) -> float:  # type: ignore[no-untyped-def]
 
 def test_window_full_every_round_is_receiver_window() -> None:
     tr = window_rounds(rounds=20, per_round=8, rtt=0.05)
-    spans = label_transfer(tr, base_rtt=0.05)
+    spans = transfer_intervals(tr, base_rtt=0.05)
     assert share(spans, "receiver_window") > 0.95
 
 
@@ -30,14 +30,14 @@ def test_window_shrinking_below_half_is_the_receiving_application() -> None:
     ack = np.concatenate(([1], 1 + np.cumsum(windows) * SEG))
     win = np.concatenate((windows, [2])) * SEG
     tr = transfer(t, seq, np.full(t.size, SEG), ack_t, ack, win)
-    spans = label_transfer(tr, base_rtt=rtt)
+    spans = transfer_intervals(tr, base_rtt=rtt)
     assert share(spans, "receiver_app") > 0.6
     assert share(spans, "receiver_window") < 0.3
 
 
 def test_growing_flight_with_a_big_window_is_slow_start() -> None:
     tr = slow_start(segments=120, rtt=0.05)
-    spans = label_transfer(tr, base_rtt=0.05)
+    spans = transfer_intervals(tr, base_rtt=0.05)
     assert share(spans, "receiver_window") == 0.0
     assert share(spans, "slow_start") > 0.95
 
@@ -46,7 +46,7 @@ def test_same_flight_every_round_long_after_the_ack_is_the_application() -> None
     # 8 segments per round trip although the window would take far more, all acknowledged
     # half a round trip before the next 8 leave: the sender's application had nothing more.
     tr = window_rounds(rounds=10, per_round=8, rtt=0.05, windows=[10**7] * 10, ack_lead=0.025)
-    spans = label_transfer(tr, base_rtt=0.05)
+    spans = transfer_intervals(tr, base_rtt=0.05)
     # (the pause before the last round cannot show whether the window would have grown)
     assert share(spans, "application") > 0.8
 
@@ -54,7 +54,7 @@ def test_same_flight_every_round_long_after_the_ack_is_the_application() -> None
 def test_same_flight_every_round_right_on_the_ack_is_the_sender_buffer() -> None:
     # The same, but each round leaves the moment the ACK frees the sender's buffer.
     tr = window_rounds(rounds=10, per_round=8, rtt=0.05, windows=[10**7] * 10)
-    spans = label_transfer(tr, base_rtt=0.05)
+    spans = transfer_intervals(tr, base_rtt=0.05)
     assert share(spans, "sender_buffer") > 0.8
 
 
@@ -63,7 +63,7 @@ def test_retransmission_starts_a_loss_period() -> None:
     seq = tr.seq.copy()
     seq[60] = seq[40]  # segment 60 re-sends segment 40's data
     tr2 = transfer(tr.t, seq, tr.seq_end - tr.seq, tr.ack_t, tr.ack, tr.window)
-    spans = label_transfer(tr2, base_rtt=0.05)
+    spans = transfer_intervals(tr2, base_rtt=0.05)
     loss = spans.factor == FACTOR_INDEX["loss"]
     assert spans.frame1[loss].min() == tr2.frame[60]  # the interval that ended in it
     # and the congestion-window time after it, as nothing else (queue, window) held the sender

@@ -7,6 +7,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 
@@ -14,7 +15,7 @@ from tcplens.db.captures import Flow
 from tcplens.db.engine import make_sessionmaker
 from tcplens.main import create_app
 from tcplens.services.analysis import copy_flows
-from tcplens.services.flow_rows import write_flow_rows
+from tcplens.services.flow_rows import flow_time_lost, write_flow_rows
 from tcplens.settings import Settings
 from tests.api.service_fixtures import sign_up, tiny_pcap
 
@@ -72,3 +73,17 @@ def test_flow_rows_survive_copy_exactly(tmp_path: Path, engine: Engine) -> None:
     assert flows[1].time_lost_s == 0.75  # half of the finding naming flows 1 and 2
     assert flows[2].limiting_factor is None and flows[2].throughput_bps == 0.0
     assert flows[2].summary["rtt_ms"] is None and flows[2].time_lost_s == 0.75
+
+
+def test_a_flows_time_lost_is_the_diagnosis_own_per_flow_time() -> None:
+    # A 296 ms flow named with a 4 s one by a finding of 4.24 s: its own 0.2 s, not half of 4.24.
+    findings = [
+        {
+            "flows": [1, 2],
+            "time_lost_s": 4.24,
+            "evidence": {"flow_time_lost_s": {"1": 4.04, "2": 0.2}},
+        },
+        {"flows": [2], "time_lost_s": 0.05, "evidence": {"flow_time_lost_s": {"2": 0.05}}},
+        {"flows": [1, 2], "time_lost_s": 1.0},  # stored before the field existed: shared
+    ]
+    assert flow_time_lost(findings) == pytest.approx({1: 4.54, 2: 0.75})

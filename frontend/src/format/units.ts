@@ -1,6 +1,8 @@
 // The one place numbers become words: bytes, rates and durations as network engineers write them
 // (SI prefixes, bits per second for rates, as tcptrace and iperf report them).
 
+import { FACTOR_LABELS } from "../api/registry.gen";
+
 const BYTE_UNITS = ["B", "kB", "MB", "GB", "TB"] as const;
 
 export function formatBytes(bytes: number): string {
@@ -51,22 +53,12 @@ export function formatPercent(fraction: number): string {
   return `${Math.round(fraction * 100)} %`;
 }
 
-/** FACTOR codes (DESIGN.md) as the words the overview uses. */
-export const FACTOR_LABELS: Record<string, string> = {
-  receiver_window: "Receiver window",
-  receiver_app: "Receiving app",
-  sender_buffer: "Sender buffer",
-  application: "Application stop-and-wait",
-  connection_setup: "Connection setup",
-  slow_start: "Slow start",
-  dns: "DNS",
-  loss: "Loss",
-  bandwidth: "Path bandwidth",
-  nagle_delayed_ack: "Nagle + delayed ACK",
-  latency: "Latency",
-};
+/** FACTOR codes (DESIGN.md) as the words the overview uses: the backend's registry, generated. */
+export { FACTOR_LABELS };
+
+const LABELS: Readonly<Record<string, string>> = FACTOR_LABELS;
 
 export function factorLabel(factor: string | null | undefined): string {
   if (!factor) return "–";
-  return FACTOR_LABELS[factor] ?? factor.replaceAll("_", " ");
+  return LABELS[factor] ?? factor.replaceAll("_", " ");
 }

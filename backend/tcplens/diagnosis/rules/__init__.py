@@ -1,4 +1,6 @@
-"""The rules, one per module, in the order they run (a rule may claim flows for a later one).
+"""The rules, one per module. Their order decides nothing: a rule that needs another's detection
+step reads it (``no_connection_reuse.claimed_flows``, ``stop_and_wait.held_flows``), computed
+once per context.
 
 Each rule module has ``CODE`` (stable, kebab-case, what the JSON ``code`` says), ``FACTOR`` and
 ``detect(ctx) -> list[Finding]``, and a docstring saying what it detects, why it matters and what
@@ -25,13 +27,13 @@ from tcplens.diagnosis.rules import (
 )
 
 RULES: tuple[ModuleType, ...] = (
-    no_connection_reuse,  # first: claims the flows whose setup and slow start it explains
+    no_connection_reuse,
     dns_delay,
     receiver_window_limited,
     receiver_app_slow,
     sender_buffer_limited,
     stop_and_wait,
-    application_delay,  # after stop-and-wait: the waits it does not already explain
+    application_delay,
     nagle_delayed_ack,
     packet_loss,
     bandwidth_limited,

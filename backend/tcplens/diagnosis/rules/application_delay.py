@@ -27,6 +27,7 @@ import numpy as np
 from tcplens.diagnosis import wording as w
 from tcplens.diagnosis.context import Context, evidence_of
 from tcplens.diagnosis.finding import Factor, Finding
+from tcplens.diagnosis.rules import stop_and_wait
 
 CODE = "application-delay"
 FACTOR: Factor = "application"
@@ -35,7 +36,7 @@ MIN_SHARE = 0.2
 
 def detect(ctx: Context) -> list[Finding]:
     ft = ctx.factor_time(FACTOR)
-    taken = {f for f in ft.flows if f in ctx.stop_and_wait_flows}
+    taken = set(stop_and_wait.held_flows(ctx))
     flows = [f for f in ctx.flows_held_by(FACTOR, MIN_SHARE) if f not in taken]
     if not flows:
         return []
@@ -52,7 +53,7 @@ def detect(ctx: Context) -> list[Finding]:
         if hit[longest]:
             who, waiting = sender, receiver
     rtt = conn.min_rtt_s
-    total = sum(ft.seconds[f] for f in flows)
+    total = ctx.wall_clock(FACTOR, flows)
     waits = int(mine.t0.size)
     summary = (
         f"In flow {worst}, {waiting} waited {w.duration(float(mine.duration[longest]))} for "
@@ -75,7 +76,7 @@ def detect(ctx: Context) -> list[Finding]:
         Finding(
             code=CODE,
             factor=FACTOR,
-            severity=ctx.severity(total, flows=tuple(flows)),
+            severity=ctx.severity(FACTOR, total, flows=tuple(flows)),
             title=f"Application delay: {who} took {w.duration(float(mine.duration[longest]))} to send",
             summary=summary,
             fix=fix,

@@ -49,7 +49,7 @@ def detect(ctx: Context) -> list[Finding]:
     mine = of_transfer(tr, ctx.intervals(FACTOR, [worst]))
     got = delivered_bytes(tr, mine) / max(float(mine.duration.sum()), 1e-9)
     loaded = float(np.median(rtt_at(tr, mine.t0, rtt))) if mine.t0.size else rtt
-    total = sum(ft.seconds[f] for f in flows)
+    total = ctx.wall_clock(FACTOR, flows)
     summary = (
         f"For {w.duration(ft.seconds[worst])} of flow {worst}'s "
         f"{w.duration(conn.end_s - conn.start_s)}, the path itself was the limit: {tr.sender} "
@@ -66,7 +66,7 @@ def detect(ctx: Context) -> list[Finding]:
         Finding(
             code=CODE,
             factor=FACTOR,
-            severity="info",
+            severity=ctx.severity(FACTOR, total, flows=tuple(flows)),
             title=f"The path was the limit: {w.rate(got)} through a full bottleneck",
             summary=summary,
             fix=fix,

@@ -158,7 +158,7 @@ def detect(ctx: Context) -> list[Finding]:
             Finding(
                 code=CODE,
                 factor=FACTOR,
-                severity=ctx.severity(wait, flows=(flow,), extra_s=wait),
+                severity=ctx.severity(FACTOR, wait, flows=(flow,), extra_s=wait),
                 title=f"DNS delay: {w.duration(wait)} before connecting to {server_ep}",
                 summary=summary,
                 fix=fix,

@@ -79,7 +79,7 @@ def detect(ctx: Context) -> list[Finding]:
         Finding(
             code=CODE,
             factor=FACTOR,
-            severity=ctx.severity(lost, flows=tuple(flows)),
+            severity=ctx.severity(FACTOR, lost, flows=tuple(flows)),
             title=f"Nagle + delayed ACK: {sp.t0.size} stalls of {w.duration(float(np.median(stalls)))}",
             summary=summary,
             fix=fix,

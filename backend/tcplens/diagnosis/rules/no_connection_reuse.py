@@ -23,6 +23,7 @@ Thresholds
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from tcplens.capture.table import address_text, endpoint_text
 from tcplens.diagnosis import wording as w
@@ -34,7 +35,21 @@ FACTOR: Factor = "connection_setup"
 MIN_CONNECTIONS = 3
 
 
-def detect(ctx: Context) -> list[Finding]:
+def chains(ctx: Context) -> list[npt.NDArray[np.int64]]:
+    """This rule's detection step: the flow rows of each chain of at least ``MIN_CONNECTIONS``
+    connections from one client host to one server address and port, each opened after the
+    previous one's last data (in time order). Computed once per context (``Context.once``):
+    other parts read it (``claimed_flows``) instead of this rule writing into the context."""
+    return ctx.once(CODE, lambda: _chains(ctx))
+
+
+def claimed_flows(ctx: Context) -> set[int]:
+    """Flows whose setup and slow start this finding accounts for (reuse removes both): the
+    slow-start finding leaves them out, and their verdict counts slow start as setup."""
+    return {int(ctx.facts.id[r]) for members in chains(ctx) for r in members.tolist()}
+
+
+def _chains(ctx: Context) -> list[npt.NDArray[np.int64]]:
     fx = ctx.facts
     rows = np.flatnonzero(~np.isnan(fx.syn_s) & (fx.payload > 0))
     if rows.size < MIN_CONNECTIONS:
@@ -58,11 +73,15 @@ def detect(ctx: Context) -> list[Finding]:
     link = np.concatenate(([False], seq_next))
     chain = np.cumsum(~link) - 1
     sizes = np.bincount(chain)
+    return [rows[order[chain == c]] for c in np.flatnonzero(sizes >= MIN_CONNECTIONS).tolist()]
+
+
+def detect(ctx: Context) -> list[Finding]:
+    fx = ctx.facts
     handshake = np.nan_to_num(fx.established_s - fx.syn_s)
     slow = ctx.factor_time("slow_start").seconds
     findings: list[Finding] = []
-    for c in np.flatnonzero(sizes >= MIN_CONNECTIONS).tolist():  # per chain (few)
-        members = rows[order[chain == c]]
+    for members in chains(ctx):  # (few)
         later = members[1:]
         ids = fx.id[members]
         paid = float(handshake[later].sum())
@@ -74,7 +93,6 @@ def detect(ctx: Context) -> list[Finding]:
         restart = sum((slow[i] for i in timed.tolist()), 0.0)
         lost = paid + restart
         flows = tuple(ids.tolist())
-        ctx.claimed_by_setup.update(flows)
         first, last = int(members[0]), int(members[-1])
         client = address_text(fx.client_addr[first])
         server = endpoint_text(fx.server_addr[first], int(fx.server_port[first]))
@@ -103,7 +121,7 @@ def detect(ctx: Context) -> list[Finding]:
             Finding(
                 code=CODE,
                 factor=FACTOR,
-                severity=ctx.severity(lost, flows=flows),
+                severity=ctx.severity(FACTOR, lost, flows=flows),
                 title=f"No connection reuse: {len(members)} connections to {server}",
                 summary=summary,
                 fix=fix,

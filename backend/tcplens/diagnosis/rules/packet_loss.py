@@ -53,7 +53,7 @@ def detect(ctx: Context) -> list[Finding]:
     rtx = np.flatnonzero(tr.retransmission)
     segments = tr.t.size
     rtt = conn.min_rtt_s
-    total = sum(ft.seconds[f] for f in flows)
+    total = ctx.wall_clock(FACTOR, flows)
     rate = tr.payload_bytes / max(float(tr.t[-1] - tr.t[0]), 1e-9) if segments > 1 else 0.0
     near_sender = rtt is not None and tr.lag_s < 0.25 * rtt
     where = (
@@ -82,7 +82,7 @@ def detect(ctx: Context) -> list[Finding]:
         Finding(
             code=CODE,
             factor=FACTOR,
-            severity=ctx.severity(total, flows=tuple(flows)),
+            severity=ctx.severity(FACTOR, total, flows=tuple(flows)),
             title=f"Packet loss: {rtx.size} retransmissions held the transfer back",
             summary=summary,
             fix=fix,

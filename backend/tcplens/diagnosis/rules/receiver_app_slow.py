@@ -30,7 +30,7 @@ import numpy as np
 from tcplens.diagnosis import wording as w
 from tcplens.diagnosis.context import Context, evidence_of
 from tcplens.diagnosis.finding import Factor, Finding
-from tcplens.diagnosis.measure import delivered_bytes, of_transfer
+from tcplens.diagnosis.measure import delivered_bytes, of_transfer, scale_note
 from tcplens.diagnosis.timeline import UNREAD_WINDOW
 
 CODE = "receiver-app-slow"
@@ -55,7 +55,7 @@ def detect(ctx: Context) -> list[Finding]:
     small = np.flatnonzero((tr.window >= 0) & (tr.window < UNREAD_WINDOW * largest))
     got = delivered_bytes(tr, mine) / max(float(mine.duration.sum()), 1e-9)
     rtt = conn.min_rtt_s
-    total = sum(ft.seconds[f] for f in flows)
+    total = ctx.wall_clock(FACTOR, flows)
     receiver_host = tr.receiver.rsplit(":", 1)[0]
     closed = (
         f"advertised a zero window {w.times(zero.size)}"
@@ -72,7 +72,7 @@ def detect(ctx: Context) -> list[Finding]:
         summary += (
             f" ({small.size} of its {tr.window.size} ACKs offered less than three quarters of it)"
         )
-    summary += f", and {tr.sender} had to wait for it to read."
+    summary += f", and {tr.sender} had to wait for it to read.{scale_note(tr)}"
     if mine.t0.size:
         summary += (
             f" Data moved at {w.rate(got)} during that time, the pace at which the application "
@@ -99,7 +99,7 @@ def detect(ctx: Context) -> list[Finding]:
         Finding(
             code=CODE,
             factor=FACTOR,
-            severity=ctx.severity(total, flows=tuple(flows)),
+            severity=ctx.severity(FACTOR, total, flows=tuple(flows)),
             title=(
                 "Receiving application stopped reading: its window stayed zero"
                 if stuck.size

@@ -18,7 +18,8 @@ What to do
     ``net.ipv4.tcp_rmem``'s maximum is at least the bandwidth-delay product (rate × RTT) and
     that window scaling is on. The rate to size it for is the path's own capacity when the
     capture measured it (the delivery rate of another flow between the same hosts, in the same
-    direction, that the path itself held back); otherwise a round reference rate.
+    direction, that the path itself held back); otherwise the window needed at 10 Mbit/s,
+    100 Mbit/s and 1 Gbit/s (no rate is assumed).
 
 Thresholds (why they hold across RTTs, sizes and capture points)
     The comparison is between sequence numbers, not rates, so it does not depend on RTT or size;
@@ -35,7 +36,7 @@ import numpy as np
 from tcplens.diagnosis import wording as w
 from tcplens.diagnosis.context import Context, evidence_of
 from tcplens.diagnosis.finding import Factor, Finding
-from tcplens.diagnosis.measure import delivered_bytes, of_transfer, windows_during
+from tcplens.diagnosis.measure import delivered_bytes, of_transfer, scale_note, windows_during
 from tcplens.diagnosis.rules import bandwidth_limited
 from tcplens.diagnosis.transfer import Transfer
 
@@ -43,11 +44,6 @@ CODE = "receiver-window-limited"
 FACTOR: Factor = "receiver_window"
 MIN_SHARE = 0.05  # of the flow's own duration, below which a few window-full moments are noise
 PATH_CANDIDATES = 20  # path-limited flows looked at for one between the same hosts
-
-
-def target_rate(cap_bps: float) -> float:
-    """A round rate to size the window for: 100 Mbit/s, or 1 Gbit/s once the cap is above 50."""
-    return 125e6 if cap_bps * 8 > 50e6 else 12.5e6
 
 
 def path_capacity(ctx: Context, tr: Transfer) -> tuple[float, int] | None:
@@ -90,13 +86,12 @@ def detect(ctx: Context) -> list[Finding]:
     got = delivered_bytes(tr, mine) / max(float(mine.duration.sum()), 1e-9)
     measured = path_capacity(ctx, tr)
     # The path's own capacity when the capture showed it (and the window held the transfer
-    # below it); else a round reference rate.
+    # below it); else no rate is assumed: the needed window per reference rate.
     path = measured if measured is not None and measured[0] > cap else None
-    target = path[0] if path is not None else target_rate(cap)
-    needed = target * rtt
-    total = sum(ft.seconds[f] for f in flows)
+    needed = path[0] * rtt if path is not None else None
+    total = ctx.wall_clock(FACTOR, flows)
     receiver_host = tr.receiver.rsplit(":", 1)[0]
-    no_scaling = tr.window_scale == 0
+    no_scaling = tr.window_scale == 0 and not tr.window_scale_inferred
     why = (
         " The receiver announced no window scaling (shift 0) in its handshake, so no buffer"
         " could make it advertise more than 64 KB on this connection."
@@ -109,20 +104,26 @@ def detect(ctx: Context) -> list[Finding]:
         f"never exceeded {w.size(window)}, and at {w.a(w.duration(rtt))} round trip that caps the "
         f"transfer at {w.rate(cap)} (window / RTT); it ran at {w.rate(got)} while limited. "
         + (
-            f"The path itself delivered {w.rate(target)} when it was the limit (flow {path[1]}); "
+            f"The path itself delivered {w.rate(path[0])} when it was the limit (flow {path[1]}); "
             f"to run at that rate this transfer needs a window of about {w.size(needed)} "
             f"(the bandwidth-delay product).{why}"
-            if path is not None
-            else f"To run at {w.rate(target)} this path needs a window of about "
-            f"{w.size(needed)} (the bandwidth-delay product).{why}"
+            if path is not None and needed is not None
+            else "The capture does not show the path's capacity; at this round trip the window "
+            f"it needs is {w.windows_per_rate(rtt)} (the bandwidth-delay product).{why}"
         )
+        + scale_note(tr)
     )
     if len(flows) > 1:
         summary += f" {len(flows)} flows were limited this way, {w.duration(total)} in all."
     fix = (
         f"Let {receiver_host}'s kernel size the receive buffer: remove the fixed SO_RCVBUF "
         "(or nginx `listen ... rcvbuf=`) so autotuning can grow the window, and make sure "
-        f"net.ipv4.tcp_rmem's maximum is at least {w.size(needed)}"
+        "net.ipv4.tcp_rmem's maximum is at least "
+        + (
+            f"{w.size(needed)}"
+            if needed is not None
+            else f"the bandwidth-delay product of the rate it should reach ({w.windows_per_rate(rtt)})"
+        )
         + (" and net.ipv4.tcp_window_scaling is 1." if no_scaling else ".")
     )
     windows_full = [int(x) for x in mine.frame0[:10]]
@@ -130,7 +131,7 @@ def detect(ctx: Context) -> list[Finding]:
         Finding(
             code=CODE,
             factor=FACTOR,
-            severity=ctx.severity(total, flows=tuple(flows)),
+            severity=ctx.severity(FACTOR, total, flows=tuple(flows)),
             title=f"Receiver window too small: {w.size(window)} caps the transfer at {w.rate(cap)}",
             summary=summary,
             fix=fix,
@@ -142,12 +143,17 @@ def detect(ctx: Context) -> list[Finding]:
                 advertised_window_bytes=window,
                 rtt_ms=round(rtt * 1e3, 3),
                 cap_bps=round(cap * 8),
-                needed_window_bytes=int(np.ceil(needed)),
                 **(
                     {}
-                    if path is None
-                    else {"path_rate_bps": round(target * 8), "path_flow": path[1]}
+                    if path is None or needed is None
+                    else {
+                        "needed_window_bytes": int(np.ceil(needed)),
+                        "path_rate_bps": round(path[0] * 8),
+                        "path_flow": path[1],
+                    }
                 ),
+                window_scale=tr.window_scale,
+                window_scale_inferred=tr.window_scale_inferred,
             ),
         )
     ]

@@ -54,7 +54,7 @@ def detect(ctx: Context) -> list[Finding]:
         Finding(
             code=CODE,
             factor=FACTOR,
-            severity="info",
+            severity=ctx.severity(FACTOR, total, flows=lat.flows),
             title=f"Round-trip bound: {w.duration(rtt)} per round trip",
             summary=summary,
             fix=fix,

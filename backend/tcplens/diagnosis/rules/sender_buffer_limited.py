@@ -30,7 +30,14 @@ import numpy as np
 from tcplens.diagnosis import wording as w
 from tcplens.diagnosis.context import Context, evidence_of
 from tcplens.diagnosis.finding import Factor, Finding
-from tcplens.diagnosis.measure import delivered_bytes, flight_during, of_transfer, windows_during
+from tcplens.diagnosis.measure import (
+    delivered_bytes,
+    flight_during,
+    of_transfer,
+    scale_note,
+    windows_during,
+)
+from tcplens.diagnosis.rules import receiver_window_limited
 
 CODE = "sender-buffer-limited"
 FACTOR: Factor = "sender_buffer"
@@ -52,29 +59,47 @@ def detect(ctx: Context) -> list[Finding]:
     flight = flight_during(tr, mine)
     plateau = float(np.percentile(flight, 90)) if flight.size else 0.0
     windows = windows_during(tr, mine)
+    windows = windows[windows > 0]  # (a zero window is the receiver's limit, not room)
     window = float(np.median(windows)) if windows.size else 0.0
     got = delivered_bytes(tr, mine) / max(float(mine.duration.sum()), 1e-9)
-    total = sum(ft.seconds[f] for f in flows)
+    total = ctx.wall_clock(FACTOR, flows)
     sender_host = tr.sender.rsplit(":", 1)[0]
-    needed = 12.5e6 * rtt if plateau / rtt * 8 < 50e6 else 125e6 * rtt
+    # An inferred scale is the smallest that fits the data: the window it gives is a lower bound.
+    offered = (
+        f"although {tr.receiver}'s window allowed at least {w.size(window)}"
+        if window > 0 and tr.window_scale_inferred
+        else f"although {tr.receiver} offered a window of {w.size(window)}"
+        if window > 0
+        else f"although {tr.receiver}'s window had room"
+    )
     summary = (
         f"For {w.duration(ft.seconds[worst])} of flow {worst}'s "
         f"{w.duration(conn.end_s - conn.start_s)}, {tr.sender} kept at most about "
-        f"{w.size(plateau)} in flight although {tr.receiver} offered a window of "
-        f"{w.size(window)} and nothing was lost: it paused while ACKs freed room, so the data "
-        f"was not in its socket buffer. At {w.a(w.duration(rtt))} round trip that holds the transfer "
-        f"near {w.rate(plateau / rtt)}; it ran at {w.rate(got)} during that time."
+        f"{w.size(plateau)} in flight {offered} and nothing was lost: it paused while ACKs freed "
+        f"room, so the data was not in its socket buffer. At {w.a(w.duration(rtt))} round trip "
+        f"that holds the transfer near {w.rate(plateau / rtt)}; it ran at {w.rate(got)} during "
+        f"that time.{scale_note(tr)}"
+    )
+    # The rate to size the buffer for: the path's own when the capture measured it (another
+    # flow between the same hosts held by the bottleneck), never an assumed one.
+    measured = receiver_window_limited.path_capacity(ctx, tr)
+    size_for = (
+        f"at least {w.size(measured[0] * rtt)} (rate × RTT for the {w.rate(measured[0])} the path "
+        f"delivered in flow {measured[1]})"
+        if measured is not None and measured[0] * rtt > plateau
+        else "the bandwidth-delay product of the rate it should reach (the capture does not "
+        f"show the path's capacity): {w.windows_per_rate(rtt)}"
     )
     fix = (
         f"On {sender_host}, remove a fixed SO_SNDBUF so the kernel autotunes the send buffer "
-        f"(net.ipv4.tcp_wmem), or raise it to at least {w.size(needed)} (rate × RTT for "
-        f"{w.rate(needed / rtt)}); write in larger batches instead of many small writes."
+        f"(net.ipv4.tcp_wmem), or raise it to {size_for}; write in larger batches instead of "
+        "many small writes."
     )
     return [
         Finding(
             code=CODE,
             factor=FACTOR,
-            severity=ctx.severity(total, flows=tuple(flows)),
+            severity=ctx.severity(FACTOR, total, flows=tuple(flows)),
             title=f"Sender's buffer too small: only {w.size(plateau)} in flight",
             summary=summary,
             fix=fix,

@@ -38,26 +38,38 @@ MIN_SHARE = 0.2
 MIN_TURNS = 3  # one long pause is a slow answer, not a protocol that waits after every message
 
 
+def held_flows(ctx: Context) -> list[int]:
+    """This rule's detection step: the flows whose application waits are a stop-and-wait
+    protocol (at least ``MIN_SHARE`` of their time, ``MIN_TURNS`` turns in the worst), most held
+    first; the application-delay rule reads it to leave those waits to this finding."""
+    return ctx.once(CODE, lambda: _held_flows(ctx))
+
+
+def _held_flows(ctx: Context) -> list[int]:
+    flows = ctx.flows_held_by(FACTOR, MIN_SHARE)
+    if not flows or ctx.transfer(flows[0]) is None:
+        return []
+    if ctx.intervals(FACTOR, [flows[0]]).t0.size < MIN_TURNS:
+        return []
+    return flows
+
+
 def detect(ctx: Context) -> list[Finding]:
     ft = ctx.factor_time(FACTOR)
-    flows = ctx.flows_held_by(FACTOR, MIN_SHARE)
+    flows = held_flows(ctx)
     if not flows:
         return []
     worst = flows[0]
     conn = ctx.by_flow[worst]
     tr = ctx.transfer(worst)
-    if tr is None:
-        return []
+    assert tr is not None  # (held_flows: its worst flow has a transfer)
     mine = ctx.intervals(FACTOR, [worst])
     turns = int(mine.t0.size)
-    if turns < MIN_TURNS:
-        return []
-    ctx.stop_and_wait_flows.update(flows)
     mean_turn = float(mine.duration.mean())
     answers = tr.ack_payload[tr.ack_payload > 0]
     per_turn = tr.payload_bytes / max(turns, 1)
     rtt = conn.min_rtt_s
-    total = sum(ft.seconds[f] for f in flows)
+    total = ctx.wall_clock(FACTOR, flows)
     summary = (
         f"Flow {worst} spent {w.duration(ft.seconds[worst])} of its "
         f"{w.duration(conn.end_s - conn.start_s)} in {turns} pauses of {w.duration(mean_turn)} on "
@@ -85,7 +97,7 @@ def detect(ctx: Context) -> list[Finding]:
         Finding(
             code=CODE,
             factor=FACTOR,
-            severity=ctx.severity(total, flows=tuple(flows)),
+            severity=ctx.severity(FACTOR, total, flows=tuple(flows)),
             title=f"Stop-and-wait: {turns} application turns took {w.duration(total)}",
             summary=summary,
             fix=fix,

@@ -1,23 +1,11 @@
 // Wireshark's tcp.analysis expert names, in the bit order of the backend's `events` column
-// (tcplens/tcp/model.py EVENT_NAMES; DESIGN.md EVENT). The series response may name its own order
-// in `event_kinds`; `eventBitsFrom` maps either to the bit each graph tests.
+// (tcplens/tcp/model.py EVENT_NAMES, generated into api/registry.gen.ts; DESIGN.md EVENT). The
+// series response may name its own order in `event_kinds`; `eventBitsFrom` maps either to the bit
+// each graph tests.
 
-export const EVENT_NAMES = [
-  "retransmission",
-  "fast_retransmission",
-  "spurious_retransmission",
-  "out_of_order",
-  "lost_segment",
-  "ack_lost_segment",
-  "duplicate_ack",
-  "zero_window",
-  "zero_window_probe",
-  "zero_window_probe_ack",
-  "window_full",
-  "window_update",
-  "keep_alive",
-  "keep_alive_ack",
-] as const;
+import { EVENT_NAMES } from "../../api/registry.gen";
+
+export { EVENT_NAMES };
 
 export type EventName = (typeof EVENT_NAMES)[number];
 
