@@ -163,8 +163,13 @@ def unsupported(report: dict[str, Any], analysis: TcpAnalysis) -> list[str]:
                     f"{code}: 'to run at {m.group(1)} {m.group(2)}/s' but the capture showed at "
                     f"most {max_rate / 1e6:.1f} Mbit/s"
                 )
-        # A window in bytes needs the receiver's window scale: from the handshake, or inferred.
+        # A window in bytes needs the receiver's window scale: from the handshake, or inferred
+        # (the window findings' evidence names the receiver's; else any side unknown counts).
         if _WINDOW_TEXT.search(text) and "inferred" not in text:
+            if "window_scale" in ev:
+                if ev["window_scale"] < 0:
+                    out.append(f"{code}: a window in bytes without the receiver's window scale")
+                continue
             for i in ids:
                 fl = flows.get(i)
                 if fl and (

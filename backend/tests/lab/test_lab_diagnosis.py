@@ -3,8 +3,12 @@ factor the scenario was built to show, and a healthy control gets no problem fin
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import pytest
-from lab.runner import LabCapture
+from lab.catalogue import by_name
+from lab.runner import LabCapture, make_capture
 
 from tcplens.capture import read_capture
 from tcplens.diagnosis import diagnose
@@ -22,3 +26,26 @@ def test_diagnosis_leads_with_the_expected_factor(lab_capture: LabCapture) -> No
     if lab_capture.scenario.healthy:
         problems = [f.code for f in findings if f.severity in ("high", "medium")]
         assert problems == [], summary
+
+
+def test_a_capture_started_mid_connection_infers_the_window_scale(lab_dir: Path) -> None:
+    """The issue's example: a 64 KB SO_RCVBUF, tcpdump started 1 s into the transfer (no
+    handshake, so no window scale in the capture), captured at both ends in one run: both lead
+    with the receiver's window, say the scale was inferred, and never state a 0-byte window."""
+    sc = dataclasses.replace(by_name("rwnd_rcvbuf64k_get_40ms_midconn"), heldout=False)
+    made = make_capture(sc, lab_dir)
+    assert made.entry["handshake_captured"] is False
+    for path in (made.path, lab_dir / made.entry["other_end"]["file"]):
+        capture = read_capture(path)
+        analysis = analyze_tcp(capture.packets)
+        assert (analysis.flows.syn_ns < 0).all()  # the handshake is not in the capture
+        findings = diagnose(capture, analysis).findings
+        first = findings[0]
+        assert first.factor == "receiver_window", [(f.code, f.severity) for f in findings]
+        assert "was inferred from the data" in first.summary
+        assert first.evidence.extra["window_scale_inferred"] is True
+        # SO_RCVBUF=65536, doubled by the kernel: the window the sender filled is 64-128 KB
+        assert 64 * 1024 <= first.evidence.extra["advertised_window_bytes"] <= 128 * 1024
+        assert first.evidence.extra["confidence"]["handshake_captured"] is False
+        assert first.evidence.extra["confidence"]["inferred"] == ["window_scale"]
+        assert not any("0 bytes" in f.summary for f in findings)

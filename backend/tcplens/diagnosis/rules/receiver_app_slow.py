@@ -117,6 +117,8 @@ def detect(ctx: Context) -> list[Finding]:
                 zero_window_acks=int(zero.size),
                 largest_window_bytes=largest,
                 read_rate_bps=round(got * 8),
+                window_scale=tr.window_scale,
+                window_scale_inferred=tr.window_scale_inferred,
             ),
         )
     ]

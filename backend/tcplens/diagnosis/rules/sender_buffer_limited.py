@@ -111,6 +111,8 @@ def detect(ctx: Context) -> list[Finding]:
                 bytes_in_flight=int(plateau),
                 receiver_window_bytes=int(window),
                 rtt_ms=round(rtt * 1e3, 3),
+                window_scale=tr.window_scale,
+                window_scale_inferred=tr.window_scale_inferred,
             ),
         )
     ]
