@@ -7,6 +7,7 @@ the database from the settings and migrates it at startup.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -23,6 +24,7 @@ from tcplens.db import migrate
 from tcplens.db.engine import make_engine, make_sessionmaker, resolve_database
 from tcplens.jobs.worker import in_process_worker
 from tcplens.services.context import build_context
+from tcplens.services.leftovers import sweep_leftovers
 from tcplens.settings import Settings, get_settings
 
 DOCS_PATH = f"{API_PREFIX}/docs"
@@ -42,6 +44,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
         app.state.engine = app_engine
         app.state.sessionmaker = make_sessionmaker(app_engine)
         app.state.service = build_context(settings, app_engine, app.state.sessionmaker)
+        await asyncio.to_thread(sweep_leftovers, app.state.service)
         try:
             async with contextlib.AsyncExitStack() as background:
                 if settings.in_process_worker:

@@ -116,26 +116,28 @@ async def upload_capture(
 ) -> UploadAccepted:
     _upload_bucket(request, service).take(str(viewer.user_id), "uploads")
     limit = service.settings.max_upload_bytes
-    declared = request.headers.get("content-length")
-    if (
-        declared is not None
-        # str.isdigit() also accepts '²' (latin-1 0xB2), which int() refuses: ASCII digits only
-        and declared.isascii()
-        and declared.isdigit()
-        and int(declared) > limit + uploads.MULTIPART_OVERHEAD
-    ):
+    header = request.headers.get("content-length")
+    # str.isdigit() also accepts '²' (latin-1 0xB2), which int() refuses: ASCII digits only
+    declared = int(header) if header is not None and header.isascii() and header.isdigit() else None
+    multipart = uploads.is_multipart(request)
+    if declared is not None and declared > limit + uploads.MULTIPART_OVERHEAD:
         # Refused before a byte is read; streaming still counts, for chunked bodies.
         raise captures.UploadTooLarge(
             f"the upload is larger than the limit of {limit} bytes", limit_bytes=limit
         )
-    if uploads.is_multipart(request):
+    # The file is at least the body less the multipart envelope around it.
+    least = (
+        None if declared is None else declared - (uploads.MULTIPART_OVERHEAD if multipart else 0)
+    )
+    usage = await run_in_threadpool(captures.room_for_upload, service, viewer, workspace_id, least)
+    if multipart:
         part_name, chunks = await uploads.multipart_file(request, limit)
         filename = filename or part_name
     else:
         chunks = uploads.raw_body(request)
     try:
         received = await captures.receive_upload(
-            service, viewer, chunks, filename=filename, workspace_id=workspace_id
+            service, viewer, chunks, filename=filename, workspace_id=workspace_id, usage=usage
         )
     except ClientDisconnect as exc:
         # The client went away mid-upload: the partial file is already discarded.
@@ -143,7 +145,7 @@ async def upload_capture(
     capture = received.capture
     job_status = await run_in_threadpool(jobs_view.job_status, service, capture.job_id)
     response.headers["Location"] = f"{request.url.path.rstrip('/')}/{capture.id}"
-    if not received.created:
+    if not received.analysing:
         response.status_code = status.HTTP_200_OK
     return UploadAccepted(
         capture=capture_out(capture),

@@ -14,6 +14,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import InterfaceError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tcplens import errors
@@ -63,6 +64,8 @@ async def _domain_error(request: Request, exc: Exception) -> JSONResponse:
     response = problem(request, status_of(exc), exc.code, exc.title, exc.detail, **exc.extra)
     if isinstance(exc, errors.TooManyRequests):
         response.headers["Retry-After"] = str(exc.retry_after_s)
+    if isinstance(exc, errors.ServiceUnavailable):
+        response.headers["Retry-After"] = str(DATABASE_RETRY_AFTER_S)
     if isinstance(exc, errors.NotAuthenticated):
         response.headers["WWW-Authenticate"] = "Bearer"
     return response
@@ -94,6 +97,27 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
+# Seconds a client should wait before trying again when the database does not answer: an
+# embedded or managed PostgreSQL restarts within a few.
+DATABASE_RETRY_AFTER_S = 5
+
+
+async def _database_unavailable(request: Request, exc: Exception) -> JSONResponse:
+    """The database does not answer (down, restarting, unreachable): 503 with Retry-After
+    (RFC 9110 §15.6.4), not an internal error. psycopg raises OperationalError for a lost or
+    refused connection, SQLAlchemy InterfaceError for one it found closed."""
+    logger.warning("database unavailable on %s %s: %s", request.method, request.url.path, exc)
+    response = problem(
+        request,
+        503,
+        "database_unavailable",
+        errors.ServiceUnavailable.title,
+        "the database does not answer; try again shortly",
+    )
+    response.headers["Retry-After"] = str(DATABASE_RETRY_AFTER_S)
+    return response
+
+
 async def _unexpected_error(request: Request, exc: Exception) -> JSONResponse:
     logger.exception("unhandled error on %s %s", request.method, request.url.path)
     return problem(request, 500, "internal_error", "Internal error", "an unexpected error occurred")
@@ -103,6 +127,8 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(errors.TcplensError, _domain_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(OperationalError, _database_unavailable)
+    app.add_exception_handler(InterfaceError, _database_unavailable)
     app.add_exception_handler(Exception, _unexpected_error)
     _document(app)
 

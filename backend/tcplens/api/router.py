@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from tcplens.api import accounts, captures, health, results, shared, shares
+from tcplens.api import accounts, captures, health, results, shared, shares, usage
 
 API_PREFIX = "/api/v1"
 
@@ -12,6 +12,7 @@ api_router = APIRouter(prefix=API_PREFIX)
 api_router.include_router(health.router)
 api_router.include_router(accounts.auth_router)
 api_router.include_router(accounts.workspaces_router)
+api_router.include_router(usage.router)
 api_router.include_router(accounts.tokens_router)
 api_router.include_router(captures.router)
 api_router.include_router(results.router)

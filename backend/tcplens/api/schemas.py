@@ -64,6 +64,14 @@ class MemberOut(BaseModel):
     role: Literal["owner", "member"]
 
 
+class WorkspaceUsage(BaseModel):
+    """What a workspace stores (its captures' original files) against its quota."""
+
+    used_bytes: int
+    quota_bytes: int
+    captures: int
+
+
 class WorkspaceCreate(BaseModel):
     name: str = Field(min_length=1, max_length=200)
 
@@ -154,7 +162,10 @@ class JobOut(BaseModel):
 class UploadAccepted(BaseModel):
     capture: CaptureOut
     job: JobOut
-    created: bool = Field(description="false: the same bytes were already in this workspace")
+    created: bool = Field(
+        description="false: the same bytes were already in this workspace (answered 200, or 202 "
+        "when their analysis had failed and runs again)"
+    )
 
 
 class CapturePageOut(BaseModel):

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
+import signal
 import socket
 import sys
+from types import FrameType
 from typing import Any
 
 # Exit code when the address cannot be listened on (in use, not local, not permitted).
@@ -61,11 +64,62 @@ def run(args: argparse.Namespace) -> int:
             config = uvicorn.Config(
                 app, host=host, port=port, log_level="info", server_header=False
             )
-            uvicorn.Server(config).run(sockets=[listener])
+            server = uvicorn.Server(config)
+            stop_on_signals(server)
+            server.run(sockets=[listener])
         finally:
+            # In order: the app's shutdown has stopped the worker and its analyses; then what is
+            # left of the processes this one started (the analysis fork server), then the database.
+            stop_child_processes()
             engine.dispose()
             database.release()
     return 0
+
+
+def stop_on_signals(server: Any) -> None:
+    """Make SIGTERM and SIGHUP stop ``serve`` as Ctrl-C does: gracefully, then through the
+    ``finally`` that stops what it started.
+
+    uvicorn shuts down gracefully on SIGINT and SIGTERM and then raises the signal again under the
+    handler that was installed before it started. Python's default for SIGINT raises
+    KeyboardInterrupt (the ``finally`` runs); its default for SIGTERM ends the process on the spot,
+    which left the embedded PostgreSQL server running. uvicorn does not listen to SIGHUP (a closed
+    terminal): the first one starts its graceful shutdown, the one it raises again ends it.
+    """
+
+    def hang_up(signum: int, frame: FrameType | None) -> None:
+        if server.should_exit:
+            _exit_for_signal(signum, frame)
+        server.handle_exit(signum, frame)
+
+    signal.signal(signal.SIGTERM, _exit_for_signal)
+    signal.signal(signal.SIGHUP, hang_up)
+
+
+def _exit_for_signal(signum: int, _frame: FrameType | None) -> None:
+    # 128 + n: the shell's convention for "ended by signal n"
+    raise SystemExit(128 + signum)
+
+
+# How long the processes left at the end get to exit on SIGTERM before SIGKILL.
+CHILD_STOP_TIMEOUT_S = 10.0
+
+
+def stop_child_processes() -> None:
+    """Stop every process this one started that is still running (the analysis fork server and
+    its resource tracker, any analysis child): SIGTERM, then SIGKILL after a grace period. The
+    embedded PostgreSQL server is not among them (``pg_ctl`` detaches it); it is stopped after."""
+    import psutil
+
+    children = psutil.Process().children(recursive=True)
+    for child in children:
+        with contextlib.suppress(psutil.Error):
+            child.terminate()
+    _, alive = psutil.wait_procs(children, timeout=CHILD_STOP_TIMEOUT_S)
+    for child in alive:
+        with contextlib.suppress(psutil.Error):
+            child.kill()
+    psutil.wait_procs(alive, timeout=CHILD_STOP_TIMEOUT_S)
 
 
 def listen(host: str, port: int) -> socket.socket:

@@ -50,9 +50,14 @@ async def in_process_worker(context: ServiceContext):  # type: ignore[no-untyped
         ),
         name="tcplens-in-process-worker",
     )
+    from tcplens.services.analysis import analyses_stopped
+
     try:
         yield task
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await task
+        # procrastinate waits for running jobs when cancelled: stop their analyses first, or
+        # the shutdown would wait for them (up to the analysis time limit).
+        with analyses_stopped():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task

@@ -13,10 +13,12 @@ import logging
 import math
 import multiprocessing
 import shutil
+import signal
 import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -63,6 +65,11 @@ def start_fork_server() -> None:
     child.join()
 
 
+# Runs of one capture's analysis whose child was killed by a signal before it is failed for good
+# (the first run and two retries): a kill by an operator or the OOM killer can be a passing event.
+MAX_KILLED_ATTEMPTS = 3
+
+
 class AnalysisFailed(Exception):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
@@ -70,11 +77,64 @@ class AnalysisFailed(Exception):
         self.message = message
 
 
+class AnalysisKilled(AnalysisFailed):
+    """The child died from a signal (SIGKILL from an operator or the kernel's OOM killer,
+    SIGSEGV from a crash): worth another try, up to MAX_KILLED_ATTEMPTS runs."""
+
+
+class AnalysisInterrupted(Exception):
+    """The worker is stopping and stopped the analysis: the job goes back to the queue (the
+    task's retry strategy) and runs again when a worker takes it."""
+
+
+class _Children:
+    """The analysis children this process has running, so that a stopping worker can stop them
+    (its job would otherwise hold the worker's shutdown for up to the analysis time limit)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: set[multiprocessing.process.BaseProcess] = set()
+        self.stopping = False
+
+    @contextlib.contextmanager
+    def running(self, child: multiprocessing.process.BaseProcess) -> Iterator[None]:
+        with self._lock:
+            self._running.add(child)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running.discard(child)
+
+    @contextlib.contextmanager
+    def stopped(self) -> Iterator[None]:
+        """Kill the running children, and any started until the block ends."""
+        with self._lock:
+            self.stopping = True
+            for child in self._running:
+                with contextlib.suppress(OSError, ValueError):
+                    child.kill()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.stopping = False
+
+
+_children = _Children()
+
+
+def analyses_stopped() -> contextlib.AbstractContextManager[None]:
+    """While a worker stops: every analysis this process runs is killed (and none starts), and
+    its job goes back to the queue (the task's retries) for the next worker."""
+    return _children.stopped()
+
+
 def analyze(ctx: ServiceContext, capture_id: uuid.UUID) -> None:
     started = _start(ctx, capture_id)
     if started is None:
         return
-    blob_key, size_bytes, queued_s = started
+    blob_key, size_bytes, queued_s, attempt = started
     job = _Job(ctx, capture_id, size_bytes)
     job.timings["queued"] = queued_s
     try:
@@ -89,6 +149,15 @@ def analyze(ctx: ServiceContext, capture_id: uuid.UUID) -> None:
                 result = _run_child(job, path, scratch_dir / "out", results_key_of(capture_id))
             job.progress("storing", size_bytes, now=True)
             _store(ctx, capture_id, result, scratch_dir / "out", job)
+    except AnalysisInterrupted:
+        _requeue(ctx, capture_id, None)
+        raise
+    except AnalysisKilled as killed:
+        if attempt < MAX_KILLED_ATTEMPTS:
+            logger.warning("analysis of capture %s: %s; it runs again", capture_id, killed.message)
+            _requeue(ctx, capture_id, killed.message)
+            raise  # the task's retry strategy runs it again
+        _fail(ctx, capture_id, killed.code, f"{killed.message} (on each of {attempt} attempts)")
     except AnalysisFailed as failure:
         _fail(ctx, capture_id, failure.code, failure.message)
     except BlobNotFoundError:
@@ -133,8 +202,9 @@ def sweep_scratch(ctx: ServiceContext) -> None:
                 shutil.rmtree(entry, ignore_errors=True)
 
 
-def _start(ctx: ServiceContext, capture_id: uuid.UUID) -> tuple[str, int, float] | None:
-    """Mark the capture running: its blob key, size and how long it waited in the queue."""
+def _start(ctx: ServiceContext, capture_id: uuid.UUID) -> tuple[str, int, float, int] | None:
+    """Mark the capture running: its blob key, size, how long it waited in the queue and which
+    attempt this is."""
     with ctx.sessionmaker() as session:
         capture = session.get(Capture, capture_id, with_for_update=True)
         if capture is None:
@@ -150,7 +220,21 @@ def _start(ctx: ServiceContext, capture_id: uuid.UUID) -> tuple[str, int, float]
         capture.started_at = now
         capture.timings = None
         session.commit()
-        return capture.blob_key, capture.size_bytes, (now - capture.created_at).total_seconds()
+        waited = (now - capture.created_at).total_seconds()
+        return capture.blob_key, capture.size_bytes, waited, capture.attempts
+
+
+def _requeue(ctx: ServiceContext, capture_id: uuid.UUID, message: str | None) -> None:
+    """Back to queued, its job about to be retried; ``message`` says why the last run ended."""
+    with ctx.sessionmaker() as session:
+        capture = session.get(Capture, capture_id)
+        if capture is not None:
+            capture.status = "queued"
+            capture.stage = None
+            capture.progress_bytes = 0
+            capture.error_code = None
+            capture.error_message = message
+            session.commit()
 
 
 def _progress(ctx: ServiceContext, capture_id: uuid.UUID, stage: str, done: int) -> None:
@@ -233,12 +317,19 @@ def _run_child(job: _Job, path: Path, out_dir: Path, results_key: str) -> dict[s
         name="tcplens-analysis",
     )
     deadline = time.monotonic() + settings.analysis_timeout_s
-    child.start()
-    sender.close()  # the child holds the only writing end: its exit (or death) ends the pipe
-    try:
-        outcome = _follow_child(job, receiver, deadline)
-    finally:
-        receiver.close()
+    with _children.running(child):
+        if _children.stopping:
+            raise AnalysisInterrupted("the worker is stopping")
+        child.start()
+        sender.close()  # the child holds the only writing end: its exit (or death) ends the pipe
+        try:
+            outcome = _follow_child(job, receiver, deadline)
+        finally:
+            receiver.close()
+        if outcome != "finished" and _children.stopping:
+            child.kill()
+            child.join()
+            raise AnalysisInterrupted("the worker stopped during the analysis")
     if outcome == "finished":
         # Its files are complete: store them while the child exits (returning a large
         # analysis's memory to the kernel takes 0.1-0.3 s), and reap it meanwhile.
@@ -259,14 +350,30 @@ def _run_child(job: _Job, path: Path, out_dir: Path, results_key: str) -> dict[s
         raise AnalysisFailed(str(error["code"]), str(error["message"]))
     result_file = out_dir / "result.json"
     if outcome != "finished" or not result_file.exists():
-        raise AnalysisFailed(
-            "analysis_crashed",
-            "the analysis stopped without a result (it may have exceeded the memory limit of "
-            f"{settings.analysis_memory_bytes // 2**20} MiB)",
-        )
+        raise _without_result(child)
     result: dict[str, Any] = json.loads(result_file.read_text())
     job.lap("load_result")
     return result
+
+
+def _without_result(child: multiprocessing.process.BaseProcess) -> AnalysisFailed:
+    """What to say of a child that ended without a result. Its exit code is what is known: a
+    negative one is the signal that killed it (multiprocessing's convention, from waitpid). Going
+    over the memory limit is not among these: RLIMIT_AS makes allocations fail, which the child
+    reports itself (``analysis_memory_limit``)."""
+    child.join()
+    code = child.exitcode
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return AnalysisKilled(
+            "analysis_killed", f"the analysis process was killed by {name} before it finished"
+        )
+    return AnalysisFailed(
+        "analysis_crashed", f"the analysis process exited with status {code} without a result"
+    )
 
 
 def _follow_child(

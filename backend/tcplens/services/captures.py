@@ -31,9 +31,10 @@ from tcplens.errors import (
     UnsupportedMediaType,
 )
 from tcplens.jobs.queue import defer_analysis
-from tcplens.services import accounts
+from tcplens.services import accounts, storage_quota
 from tcplens.services.access import Viewer, visible_capture, writable_workspace
 from tcplens.services.context import ServiceContext
+from tcplens.storage.blobs import BlobNotFoundError
 
 SUPPORTED_FORMATS = ("pcap", "pcapng", "pcap.gz", "pcapng.gz", "pcap.zst", "pcapng.zst")
 # Blob writes are batched so the thread hop per write is paid once per megabyte, not per packet
@@ -70,6 +71,21 @@ def clean_filename(name: str | None) -> str:
 class Received:
     capture: Capture
     created: bool  # False: the same bytes were already in this workspace
+    # A new analysis was queued: a new capture, or the same bytes again after a failed analysis.
+    analysing: bool
+
+
+def room_for_upload(
+    ctx: ServiceContext, viewer: Viewer, workspace_id: uuid.UUID | None, declared_bytes: int | None
+) -> storage_quota.Usage:
+    """The workspace's usage, refused at once when it is full or the upload's declared size
+    cannot fit (checked before a byte of the upload is read)."""
+    target = writable_workspace(viewer, workspace_id)
+    with ctx.sessionmaker() as session:
+        usage = storage_quota.usage(session, target, ctx.settings.workspace_quota_bytes)
+    if usage.room_bytes == 0 or (declared_bytes is not None and declared_bytes > usage.room_bytes):
+        raise usage.refuse(declared_bytes)
+    return usage
 
 
 async def receive_upload(
@@ -79,7 +95,10 @@ async def receive_upload(
     *,
     filename: str | None,
     workspace_id: uuid.UUID | None,
+    usage: storage_quota.Usage,
 ) -> Received:
+    """Stream the upload into the store, then record it. ``usage`` is the workspace's at the
+    start (``room_for_upload``): the upload may take the room it had left."""
     target = writable_workspace(viewer, workspace_id)
     limit = ctx.settings.max_upload_bytes
     capture_id = uuid.uuid4()
@@ -107,6 +126,8 @@ async def receive_upload(
                 raise UploadTooLarge(
                     f"the upload is larger than the limit of {limit} bytes", limit_bytes=limit
                 )
+            if size > usage.room_bytes:
+                raise usage.refuse(size)
             if container is None:
                 head += chunk[: SNIFF_BYTES - len(head)]
                 if len(head) >= SNIFF_BYTES:
@@ -126,18 +147,23 @@ async def receive_upload(
     finally:
         if not committed:
             await run_in_threadpool(writer.abort)
-    return await run_in_threadpool(
-        _record_upload,
-        ctx,
-        viewer,
-        capture_id=capture_id,
-        workspace_id=target,
-        filename=clean_filename(filename),
-        sha256=digest.hexdigest(),
-        size=size,
-        container=container,
-        blob_key=blob_key,
-    )
+    try:
+        return await run_in_threadpool(
+            _record_upload,
+            ctx,
+            viewer,
+            capture_id=capture_id,
+            workspace_id=target,
+            filename=clean_filename(filename),
+            sha256=digest.hexdigest(),
+            size=size,
+            container=container,
+            blob_key=blob_key,
+        )
+    except BaseException:
+        # Refused (quota), or the database went away: the file has no row and never will.
+        await run_in_threadpool(ctx.store.delete_prefix, f"captures/{capture_id}")
+        raise
 
 
 def _container_or_refuse(head: bytes) -> str:
@@ -165,6 +191,12 @@ def _record_upload(
     with ctx.sessionmaker() as session:
         existing = _by_digest(session, workspace_id, sha256)
         if existing is None:
+            # Under the workspace's row lock: concurrent uploads are counted one after another.
+            usage = storage_quota.usage(
+                session, workspace_id, ctx.settings.workspace_quota_bytes, lock=True
+            )
+            if size > usage.room_bytes:
+                raise usage.refuse(size)
             capture = Capture(
                 id=capture_id,
                 workspace_id=workspace_id,
@@ -184,15 +216,45 @@ def _record_upload(
                 session.flush()
                 capture.job_id = defer_analysis(session, str(capture_id))
                 session.commit()
-                return Received(capture=capture, created=True)
+                return Received(capture=capture, created=True, analysing=True)
             except IntegrityError:
                 # The same bytes arrived concurrently and the other upload won the race.
                 session.rollback()
                 existing = _by_digest(session, workspace_id, sha256)
                 if existing is None:
                     raise
+        analysing = existing.status == "failed"
+        if analysing:
+            _analyse_again(ctx, session, existing, blob_key)
     ctx.store.delete_prefix(f"captures/{capture_id}")
-    return Received(capture=existing, created=False)
+    return Received(capture=existing, created=False, analysing=analysing)
+
+
+def _analyse_again(ctx: ServiceContext, session: Session, capture: Capture, new_blob: str) -> None:
+    """The same bytes again after a failed analysis: a new analysis of the same capture (its
+    file, brought back from the new upload if it is gone)."""
+    try:
+        ctx.store.size(capture.blob_key)
+    except BlobNotFoundError:
+        with ctx.store.open_reader(new_blob) as reader:
+            writer = ctx.store.open_writer(capture.blob_key)
+            try:
+                while block := reader.read(WRITE_BATCH):
+                    writer.write(block)
+            except BaseException:
+                writer.abort()
+                raise
+            writer.commit()
+    capture.status = "queued"
+    capture.stage = None
+    capture.progress_bytes = 0
+    capture.error_code = capture.error_message = None
+    capture.attempts = 0
+    capture.started_at = capture.finished_at = None
+    capture.timings = None
+    session.flush()
+    capture.job_id = defer_analysis(session, str(capture.id))
+    session.commit()
 
 
 def _by_digest(session: Session, workspace_id: uuid.UUID, sha256: str) -> Capture | None:

@@ -44,6 +44,8 @@ class BlobWriter(Protocol):
 
 class BlobStore(Protocol):
     def open_writer(self, key: str) -> BlobWriter: ...
+    def top_level(self, prefix: str) -> dict[str, float]: ...
+    def remove_partial_writes(self, older_than: float) -> int: ...
     def put_bytes(self, key: str, data: bytes) -> None: ...
     def put_file(self, key: str, path: Path) -> None: ...
     def get_bytes(self, key: str) -> bytes: ...
@@ -56,11 +58,18 @@ class BlobStore(Protocol):
     def delete_prefix(self, prefix: str) -> None: ...
 
 
+# A local blob being written: renamed to its key on commit. A process killed mid-write leaves it
+# behind for ``remove_partial_writes``.
+PARTIAL_PREFIX = ".partial-"
+
+
 class _LocalWriter:
-    def __init__(self, final: Path) -> None:
+    def __init__(self, root: Path, final: Path) -> None:
         final.parent.mkdir(parents=True, exist_ok=True)
+        self._root = root
         self._final = final
-        fd, tmp = tempfile.mkstemp(prefix=".partial-", dir=final.parent)
+        # mkstemp creates the file 0600: only the service's user reads captures.
+        fd, tmp = tempfile.mkstemp(prefix=PARTIAL_PREFIX, dir=final.parent)
         self._tmp = Path(tmp)
         self._file = os.fdopen(fd, "wb")
 
@@ -74,6 +83,18 @@ class _LocalWriter:
     def abort(self) -> None:
         self._file.close()
         self._tmp.unlink(missing_ok=True)
+        _remove_empty_parents(self._final.parent, self._root)
+
+
+def _remove_empty_parents(directory: Path, root: Path) -> None:
+    """Remove ``directory`` and its parents below ``root`` while they are empty (a refused
+    upload's ``captures/<id>/``)."""
+    while directory != root and directory.is_relative_to(root):
+        try:
+            directory.rmdir()
+        except OSError:  # not empty (or already gone): the parents are not empty either
+            return
+        directory = directory.parent
 
 
 class LocalBlobStore:
@@ -87,7 +108,7 @@ class LocalBlobStore:
         return self.root / _checked(key)
 
     def open_writer(self, key: str) -> BlobWriter:
-        return _LocalWriter(self._path(key))
+        return _LocalWriter(self.root, self._path(key))
 
     def put_bytes(self, key: str, data: bytes) -> None:
         writer = self.open_writer(key)
@@ -102,6 +123,8 @@ class LocalBlobStore:
         """Move ``path`` into the store (a rename when on the same file system)."""
         final = self._path(key)
         final.parent.mkdir(parents=True, exist_ok=True)
+        # 0600 as the originals (mkstemp), before it is in place: only the service reads them.
+        path.chmod(0o600)
         shutil.move(path, final)
 
     def get_bytes(self, key: str) -> bytes:
@@ -143,6 +166,33 @@ class LocalBlobStore:
             shutil.rmtree(target, ignore_errors=True)
         else:
             target.unlink(missing_ok=True)
+
+    def top_level(self, prefix: str) -> dict[str, float]:
+        """The names right under ``prefix`` (e.g. each capture's folder under ``captures``),
+        each with the time of the newest file in it."""
+        found: dict[str, float] = {}
+        base = self._path(prefix.rstrip("/"))
+        if not base.is_dir():
+            return found
+        for entry in base.iterdir():
+            with contextlib.suppress(OSError):
+                times = [entry.stat().st_mtime]
+                if entry.is_dir():
+                    times += [f.stat().st_mtime for f in entry.rglob("*")]
+                found[entry.name] = max(times)
+        return found
+
+    def remove_partial_writes(self, older_than: float) -> int:
+        """Delete files being written (``.partial-*``) last written before ``older_than``
+        (a Unix time): what a process killed mid-upload left."""
+        removed = 0
+        for partial in self.root.rglob(PARTIAL_PREFIX + "*"):
+            with contextlib.suppress(OSError):
+                if partial.is_file() and partial.stat().st_mtime < older_than:
+                    partial.unlink()
+                    removed += 1
+                    _remove_empty_parents(partial.parent, self.root)
+        return removed
 
 
 class _S3Writer:
@@ -280,6 +330,32 @@ class S3BlobStore:
             yield target
         finally:
             target.unlink(missing_ok=True)
+
+    def top_level(self, prefix: str) -> dict[str, float]:
+        base = self._key(prefix.rstrip("/")) + "/"
+        found: dict[str, float] = {}
+        paginator = self._client.get_paginator("list_objects_v2")
+        for page in paginator.paginate(Bucket=self._bucket, Prefix=base):
+            for obj in page.get("Contents", []):
+                name = obj["Key"][len(base) :].split("/", 1)[0]
+                stamp = obj["LastModified"].timestamp()
+                found[name] = max(stamp, found.get(name, stamp))
+        return found
+
+    def remove_partial_writes(self, older_than: float) -> int:
+        """Abort multipart uploads begun before ``older_than`` (a Unix time): the parts a
+        process killed mid-upload left, which the bucket keeps (and bills) until aborted."""
+        removed = 0
+        prefix = f"{self._prefix}/" if self._prefix else ""
+        paginator = self._client.get_paginator("list_multipart_uploads")
+        for page in paginator.paginate(Bucket=self._bucket, Prefix=prefix):
+            for upload in page.get("Uploads", []):
+                if upload["Initiated"].timestamp() < older_than:
+                    self._client.abort_multipart_upload(
+                        Bucket=self._bucket, Key=upload["Key"], UploadId=upload["UploadId"]
+                    )
+                    removed += 1
+        return removed
 
     def delete_prefix(self, prefix: str) -> None:
         full = self._key(prefix.rstrip("/"))

@@ -1,0 +1,95 @@
+"""An analysis child killed by a signal: named truthfully, retried a bounded number of times; and
+the same bytes uploaded again after a failed analysis start a new one."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+from pathlib import Path
+
+import psutil
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine, text
+
+from tcplens.services.analysis import MAX_KILLED_ATTEMPTS
+from tests.api.service_fixtures import repeated_capture, sign_up
+from tests.capture.shared_captures import LAB, require
+from tests.jobs.test_workers import _start_worker, _status, _stop, _wait_for, client, data_dir
+
+__all__ = ["client", "data_dir"]  # the fixtures, shared with test_workers
+
+
+def _analysis_children(worker: int) -> list[psutil.Process]:
+    """The worker's analysis processes: children of its fork server (a child of the worker)."""
+    found = []
+    for child in psutil.Process(worker).children():
+        try:
+            found.extend(child.children())
+        except psutil.Error:
+            continue
+    return found
+
+
+def _kill_running_analysis(engine: Engine, capture_id: str, worker: int, attempt: int) -> None:
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if _status(engine, capture_id) == ("running", attempt):
+            for child in _analysis_children(worker):
+                os.kill(child.pid, signal.SIGKILL)
+                child.wait(timeout=30)
+                return
+        time.sleep(0.005)
+    pytest.fail(f"attempt {attempt} never ran: {_status(engine, capture_id)}")
+
+
+def test_a_killed_analysis_is_named_retried_then_failed_and_a_new_upload_runs_it_again(
+    client: TestClient, engine: Engine, database_url: str, data_dir: Path, tmp_path: Path
+) -> None:
+    require(LAB)
+    actor = sign_up(client)
+    data = repeated_capture(LAB / "rcvbuf_locked_download.pcap", 12, uuid.uuid4().bytes)
+    response = actor.client.post(
+        "/api/v1/captures?filename=k.pcap", content=data, headers=actor.headers()
+    )
+    assert response.status_code == 202, response.text
+    capture_id = response.json()["capture"]["id"]
+    first_job = response.json()["job"]["id"]
+    worker = _start_worker(database_url, data_dir, tmp_path / "worker.log")
+    try:
+        for attempt in range(1, MAX_KILLED_ATTEMPTS + 1):
+            _kill_running_analysis(engine, capture_id, worker.pid, attempt)
+            if attempt < MAX_KILLED_ATTEMPTS:
+                # back in the queue, saying why the last run ended
+                _wait_for(engine, [capture_id], {"queued"}, timeout=60)
+                body = actor.client.get(f"/api/v1/captures/{capture_id}").json()
+                assert body["status"] == "queued"
+        _wait_for(engine, [capture_id], {"failed"}, timeout=60)
+        body = actor.client.get(f"/api/v1/captures/{capture_id}").json()
+        assert body["error"] == {
+            "code": "analysis_killed",
+            "message": "the analysis process was killed by SIGKILL before it finished "
+            f"(on each of {MAX_KILLED_ATTEMPTS} attempts)",
+        }
+        assert _status(engine, capture_id) == ("failed", MAX_KILLED_ATTEMPTS)
+        with engine.connect() as connection:
+            job_status = connection.execute(
+                text("SELECT status FROM procrastinate_jobs WHERE id = :id"), {"id": first_job}
+            ).scalar_one()
+        assert job_status == "succeeded"  # ended: no fourth run
+
+        # The same bytes again: a new analysis of the same capture, not the failed one.
+        again = actor.client.post(
+            "/api/v1/captures?filename=k.pcap", content=data, headers=actor.headers()
+        )
+        assert again.status_code == 202, again.text
+        assert again.json()["capture"]["id"] == capture_id
+        assert again.json()["capture"]["status"] == "queued"
+        assert again.json()["capture"]["error"] is None
+        assert again.json()["job"]["id"] != first_job
+        _wait_for(engine, [capture_id], {"done", "failed"}, timeout=180)
+        assert _status(engine, capture_id) == ("done", 1)
+    finally:
+        _stop(worker)
