@@ -1,5 +1,6 @@
 import react from "@vitejs/plugin-react";
 import { defineConfig } from "vitest/config";
+import { swaggerUiAssets } from "./swagger-ui.vite.ts";
 import { wiregasmAssets } from "./wiregasm.vite.ts";
 
 // `make dev` runs the API on TCPLENS_DEV_API (default http://127.0.0.1:8000) and this dev server in
@@ -7,7 +8,7 @@ import { wiregasmAssets } from "./wiregasm.vite.ts";
 const api = process.env.TCPLENS_DEV_API ?? "http://127.0.0.1:8000";
 
 export default defineConfig({
-  plugins: [react(), wiregasmAssets()],
+  plugins: [react(), wiregasmAssets(), swaggerUiAssets()],
   server: {
     host: "127.0.0.1",
     port: 5173,
@@ -17,7 +18,8 @@ export default defineConfig({
   build: {
     outDir: "dist",
     emptyOutDir: true,
-    sourcemap: true,
+    // No source maps in the build the server ships: they would hand out the SPA's sources.
+    sourcemap: false,
   },
   test: {
     environment: "happy-dom",

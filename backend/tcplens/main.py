@@ -15,9 +15,10 @@ from pathlib import Path
 
 from fastapi import FastAPI
 from sqlalchemy import Engine
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 import tcplens
-from tcplens.api import problems, security_headers, spa
+from tcplens.api import docs, problems, security_headers, spa
 from tcplens.api.body_limit import BodyLimit
 from tcplens.api.router import API_PREFIX, api_router
 from tcplens.db import migrate
@@ -61,7 +62,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
         version=tcplens.__version__,
         summary="Why was this TCP transfer slow, and what do I change?",
         openapi_url=f"{API_PREFIX}/openapi.json",
-        docs_url=DOCS_PATH,
+        docs_url=None,  # api.docs serves it, with Swagger UI from this app
         redoc_url=None,
         lifespan=lifespan,
     )
@@ -69,7 +70,11 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     problems.install(app)
     # Inside the security headers, so a refused body gets them too.
     app.add_middleware(BodyLimit, exempt=frozenset({("POST", f"{API_PREFIX}/captures")}))
-    security_headers.install(app, docs_path=DOCS_PATH)
+    security_headers.install(app, production=settings.environment == "production")
+    if settings.allowed_host_list:
+        # Outermost: a request naming another host is refused before anything reads its Host.
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=settings.allowed_host_list)
     app.include_router(api_router)
+    docs.install(app, DOCS_PATH, f"{API_PREFIX}/openapi.json")
     spa.install(app, Path(settings.spa_dir) if settings.spa_dir else spa.default_spa_dir())
     return app

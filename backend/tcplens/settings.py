@@ -68,6 +68,9 @@ class Settings(BaseSettings):
     uploads_per_minute: float = Field(default=30.0, gt=0)
     # Base URL printed in share links when the request's own URL is not the public one.
     public_url: str | None = None
+    # Host names (comma-separated; "*.example.net" for subdomains) this service answers to:
+    # requests naming another Host are refused, so no link is built from a forged one. Unset: any.
+    allowed_hosts: str | None = None
 
     @model_validator(mode="after")
     def _refuse_placeholder_secret_in_production(self) -> Settings:
@@ -80,6 +83,21 @@ class Settings(BaseSettings):
                 "in production (e.g. `python -c 'import secrets; print(secrets.token_urlsafe(48))'`)"
             )
         return self
+
+    @model_validator(mode="after")
+    def _refuse_request_hosts_in_production(self) -> Settings:
+        # Without either, share links would name whatever Host a request claimed (a link to an
+        # attacker's site, sent by the owner's own hand).
+        if self.environment == "production" and not (self.public_url or self.allowed_host_list):
+            raise ValueError(
+                "set TCPLENS_PUBLIC_URL (the URL users reach tcplens at) or TCPLENS_ALLOWED_HOSTS "
+                "(the host names it answers to) in production"
+            )
+        return self
+
+    @property
+    def allowed_host_list(self) -> list[str]:
+        return [h.strip() for h in (self.allowed_hosts or "").split(",") if h.strip()]
 
     @property
     def data_path(self) -> Path:

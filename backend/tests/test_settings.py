@@ -35,5 +35,19 @@ def test_production_refuses_placeholder_or_short_secret(secret: str) -> None:
 
 def test_production_accepts_a_real_secret() -> None:
     secret = "q" * 16 + "Zx9-" * 5
-    settings = Settings(environment="production", secret_key=secret)
+    settings = Settings(
+        environment="production", secret_key=secret, public_url="https://tcplens.example.net"
+    )
     assert settings.secret_key.get_secret_value() == secret
+
+
+def test_production_refuses_to_build_links_from_the_request_host() -> None:
+    """Share URLs must not come from a Host header any client sets: production needs the public
+    URL or the list of host names the service answers to."""
+    secret = "q" * 16 + "Zx9-" * 5
+    with pytest.raises(ValidationError, match=r"TCPLENS_PUBLIC_URL .* or TCPLENS_ALLOWED_HOSTS"):
+        Settings(environment="production", secret_key=secret)
+    allowed = Settings(
+        environment="production", secret_key=secret, allowed_hosts=" tcplens.example.net, *.lan "
+    )
+    assert allowed.allowed_host_list == ["tcplens.example.net", "*.lan"]

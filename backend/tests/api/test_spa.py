@@ -7,6 +7,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
+from tcplens.api import spa
 from tcplens.main import create_app
 from tcplens.settings import Settings
 
@@ -108,3 +109,26 @@ def test_paths_no_file_system_can_name_fall_back_to_index(
     response = spa_client.get(path)
     assert response.status_code == 200
     assert response.text == INDEX
+
+
+def test_the_built_spa_ships_no_source_maps() -> None:
+    """The build the server ships (``make spa``) has no ``.map`` files and no script points to
+    one (``//# sourceMappingURL=``)."""
+    dist = spa.default_spa_dir()
+    if not (dist / "index.html").is_file():
+        pytest.skip("the SPA is not built (make spa)")
+    scripts = list((dist / "assets").glob("*.js"))
+    assert scripts
+    assert [p.name for p in dist.rglob("*.map")] == []
+    assert [p.name for p in scripts if "sourceMappingURL=" in p.read_text()] == []
+
+
+def test_api_docs_load_swagger_ui_from_this_app_only(spa_client: TestClient) -> None:
+    page = spa_client.get("/api/v1/docs")
+    assert page.status_code == 200
+    assert '<script src="/swagger-ui/swagger-ui-bundle.js">' in page.text
+    assert 'href="/swagger-ui/swagger-ui.css"' in page.text
+    assert "http" not in page.text.replace("http-equiv", "")  # no other origin named
+    csp = page.headers["content-security-policy"]
+    assert "http" not in csp and "'unsafe-inline'" not in csp.split("style-src")[0]
+    assert "script-src 'self' 'sha256-" in csp
