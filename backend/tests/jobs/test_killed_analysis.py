@@ -36,16 +36,22 @@ def _analysis_children(worker: int) -> list[psutil.Process]:
     return found
 
 
-def _kill_the_analysis(worker: int) -> None:
-    """SIGKILL the worker's analysis child as soon as there is one (the first waits for the
-    worker's fork server to load the kernels)."""
+def _kill_the_analysis(engine: Engine, capture_id: str, worker: int) -> None:
+    """SIGKILL the worker's analysis child once it has reported reading the capture (the fork
+    server's own no-op start-up child is gone by then; the first run waits for the fork server
+    to load the kernels)."""
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
-        for child in _analysis_children(worker):
-            os.kill(child.pid, signal.SIGKILL)
-            child.wait(timeout=30)
+        with engine.connect() as connection:
+            reading = connection.execute(
+                text("SELECT progress_bytes > 0 FROM captures WHERE id = :id"), {"id": capture_id}
+            ).scalar_one()
+        children = _analysis_children(worker) if reading else []
+        if len(children) == 1:
+            os.kill(children[0].pid, signal.SIGKILL)
+            children[0].wait(timeout=30)
             return
-        time.sleep(0.005)
+        time.sleep(0.01)
     pytest.fail("no analysis started")
 
 
@@ -65,7 +71,7 @@ def test_a_killed_analysis_is_named_retried_then_failed_and_a_new_upload_runs_it
     worker = _start_worker(database_url, data_dir, tmp_path / "worker.log")
     try:
         for attempt in range(1, MAX_KILLED_ATTEMPTS + 1):
-            _kill_the_analysis(worker.pid)
+            _kill_the_analysis(engine, capture_id, worker.pid)
             if attempt < MAX_KILLED_ATTEMPTS:
                 # back in the queue, saying why the last run ended
                 _wait_for(engine, [capture_id], {"queued"}, timeout=60)

@@ -442,6 +442,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workspaces/{workspace_id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The bytes the workspace's captures take, and its quota */
+        get: operations["workspace_usage_api_v1_workspaces__workspace_id__usage_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -962,7 +979,7 @@ export interface components {
             capture: components["schemas"]["CaptureOut"];
             /**
              * Created
-             * @description false: the same bytes were already in this workspace
+             * @description false: the same bytes were already in this workspace (answered 200, or 202 when their analysis had failed and runs again)
              */
             created: boolean;
             job: components["schemas"]["JobOut"];
@@ -1006,6 +1023,18 @@ export interface components {
              * @enum {string}
              */
             role: "owner" | "member";
+        };
+        /**
+         * WorkspaceUsage
+         * @description What a workspace stores (its captures' original files) against its quota.
+         */
+        WorkspaceUsage: {
+            /** Captures */
+            captures: number;
+            /** Quota Bytes */
+            quota_bytes: number;
+            /** Used Bytes */
+            used_bytes: number;
         };
     };
     responses: never;
@@ -2002,6 +2031,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    workspace_usage_api_v1_workspaces__workspace_id__usage_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceUsage"];
+                };
             };
             /** @description The request was refused: the problem says why (`code`) */
             "4XX": {

@@ -6,6 +6,7 @@ import { Skeleton } from "../../app/Skeleton";
 import { useCurrentWorkspace } from "../../app/workspace";
 import { formatBytes, formatPercent } from "../../format/units";
 import { FilePicker } from "../upload/FilePicker";
+import { StorageUsage } from "./StorageUsage";
 
 /** The workspace's captures, newest first, and the way in for new ones. */
 export function CapturesPage() {
@@ -23,6 +24,7 @@ export function CapturesPage() {
             Drop pcap or pcapng files anywhere on this page, or choose them. tcplens tells you why
             each transfer was slow, with the numbers and the fix.
           </p>
+          <StorageUsage workspaceId={workspace?.id} />
         </div>
         <FilePicker />
       </header>
