@@ -149,8 +149,9 @@ def test_database_down_answers_503_and_an_upload_in_flight_leaves_no_file(
     assert [p for p in _stored_files(running.settings) if p.is_file()] == []
     assert list((running.settings.blob_dir / "captures").iterdir()) == []
 
+    requests: list[tuple[str, str, bytes | None, dict[str, str], str]]
     cookie_login = json.dumps({"email": "nobody@example.com", "password": PASSWORD}).encode()
-    for method, path, body, headers, code in [
+    requests = [
         ("GET", "/api/v1/captures", None, auth, "database_unavailable"),
         ("GET", f"/api/v1/captures/{uuid.uuid4()}", None, auth, "database_unavailable"),
         ("GET", "/api/v1/workspaces", None, auth, "database_unavailable"),
@@ -167,8 +168,9 @@ def test_database_down_answers_503_and_an_upload_in_flight_leaves_no_file(
         ),
         ("GET", "/api/v1/shared/" + "a" * 43, None, {}, "database_unavailable"),
         ("GET", "/api/v1/health", None, {}, "service_unavailable"),
-    ]:
-        status, headers, answer = running.request(method, path, body, headers)
+    ]
+    for method, path, sent, sent_headers, code in requests:
+        status, headers, answer = running.request(method, path, sent, sent_headers)
         problem = json.loads(answer)
         assert (status, problem["code"]) == (503, code), (method, path, answer)
         assert headers["content-type"] == "application/problem+json"

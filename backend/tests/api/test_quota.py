@@ -15,6 +15,7 @@ from sqlalchemy import Engine
 from tcplens.main import create_app
 from tcplens.services import captures
 from tcplens.services.access import Viewer
+from tcplens.services.storage_quota import QuotaExceeded
 from tcplens.settings import Settings
 from tests.api.service_fixtures import sign_up, tiny_pcap
 
@@ -146,7 +147,7 @@ def test_two_uploads_racing_for_the_last_room_do_not_both_get_it(
 
     first = asyncio.run(upload(_capture(1500)))
     assert first.created
-    with pytest.raises(captures.storage_quota.QuotaExceeded) as refused:
+    with pytest.raises(QuotaExceeded) as refused:
         asyncio.run(upload(_capture(1500)))
     assert refused.value.extra == {"used_bytes": 1500, "quota_bytes": QUOTA}
     assert _stored(settings) == [str(first.capture.id), f"{first.capture.id}/original"]
