@@ -13,6 +13,9 @@ test("the captures page shows the workspace's storage against its quota", async 
   await expect(usage).toHaveText("0 B of 20.0 GB stored");
 
   await dropFiles(page, [NAGLE as string]);
+  // One file dropped opens its capture; the list is one click back.
+  await expect(page.getByRole("heading", { name: "nagle_delack.pcap" })).toBeVisible();
+  await page.getByRole("link", { name: "Captures" }).click();
   const bytes = statSync(NAGLE as string).size; // 18,214
   await expect(usage).toHaveText(`${(bytes / 1000).toPrecision(3)} kB of 20.0 GB stored`);
   await expect(usage.locator("meter")).toHaveAttribute("value", String(bytes));
