@@ -1,4 +1,5 @@
 import { expect, test } from "../fixtures";
+import { screenshot } from "../pages/app";
 
 // The API explorer is served whole by the app (Swagger UI from the swagger-ui-dist package in the
 // SPA build): it lists the operations with every request to another origin refused, as offline.
@@ -39,6 +40,7 @@ test("the API docs list the operations with no request leaving the app's origin"
   ).toBeVisible();
   await expect(page.locator(".opblock-summary-path", { hasText: "/api/v1/health" })).toBeVisible();
 
+  await screenshot(page, "api-docs-offline");
   expect(elsewhere).toEqual([]);
   expect(failed).toEqual([]);
   expect(errors).toEqual([]);
