@@ -13,20 +13,10 @@ from lab.catalogue import catalogue
 from lab.ground_truth import CHECKS
 from lab.scenario import Scenario
 
-# DESIGN.md's FACTOR names.
-FACTORS = {
-    "receiver_window",
-    "receiver_app",
-    "sender_buffer",
-    "application",
-    "connection_setup",
-    "slow_start",
-    "dns",
-    "loss",
-    "bandwidth",
-    "nagle_delayed_ack",
-    "latency",
-}
+from tcplens.diagnosis.factors import FACTORS as REGISTRY_FACTORS
+
+# DESIGN.md's FACTOR names: the diagnosis's registry.
+FACTORS = set(REGISTRY_FACTORS)
 
 
 def by_factor() -> dict[str, list[Scenario]]:
