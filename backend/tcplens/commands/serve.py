@@ -106,12 +106,19 @@ CHILD_STOP_TIMEOUT_S = 10.0
 
 
 def stop_child_processes() -> None:
-    """Stop every process this one started that is still running (the analysis fork server and
-    its resource tracker, any analysis child): SIGTERM, then SIGKILL after a grace period. The
-    embedded PostgreSQL server is not among them (``pg_ctl`` detaches it); it is stopped after."""
+    """Stop every process this one started that is still running (the analysis fork server, any
+    analysis child): SIGTERM, then SIGKILL after a grace period. The embedded PostgreSQL server is
+    not among them (``pg_ctl`` detaches it); it is stopped after.
+
+    multiprocessing's resource tracker is left alone: it ignores SIGTERM by design, and ends by
+    itself once this process exits (its pipe from here closes), after releasing what leaked."""
     import psutil
 
-    children = psutil.Process().children(recursive=True)
+    children = [
+        child
+        for child in psutil.Process().children(recursive=True)
+        if not _is_resource_tracker(child)
+    ]
     for child in children:
         with contextlib.suppress(psutil.Error):
             child.terminate()
@@ -120,6 +127,15 @@ def stop_child_processes() -> None:
         with contextlib.suppress(psutil.Error):
             child.kill()
     psutil.wait_procs(alive, timeout=CHILD_STOP_TIMEOUT_S)
+
+
+def _is_resource_tracker(process: Any) -> bool:
+    import psutil
+
+    try:
+        return "multiprocessing.resource_tracker" in " ".join(process.cmdline())
+    except psutil.Error:
+        return False
 
 
 def listen(host: str, port: int) -> socket.socket:
