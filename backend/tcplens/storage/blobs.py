@@ -186,7 +186,7 @@ class LocalBlobStore:
         """Delete files being written (``.partial-*``) last written before ``older_than``
         (a Unix time): what a process killed mid-upload left."""
         removed = 0
-        for partial in self.root.rglob(PARTIAL_PREFIX + "*"):
+        for partial in list(self.root.rglob(PARTIAL_PREFIX + "*")):  # (removes folders)
             with contextlib.suppress(OSError):
                 if partial.is_file() and partial.stat().st_mtime < older_than:
                     partial.unlink()
