@@ -210,3 +210,24 @@ def test_maintenance_forgets_its_own_old_runs(client: TestClient, engine: Engine
             text("SELECT count(*) FROM procrastinate_jobs WHERE id = :id"), {"id": old}
         ).scalar_one()
     assert left == 0
+
+
+def test_every_stored_file_is_readable_by_the_service_only(
+    client: TestClient, settings: Settings
+) -> None:
+    """Originals and the analysis's series files alike: mode 0600 (captures hold payloads)."""
+    require(LAB)
+    actor = sign_up(client)
+    capture_id = _upload(actor, (LAB / "lossy_download.pcap").read_bytes(), "modes.pcap")
+    analysis.analyze(client.app.state.service, uuid.UUID(capture_id))  # type: ignore[attr-defined]
+    folder = settings.blob_dir / "captures" / capture_id
+    modes = {
+        str(p.relative_to(folder)): oct(p.stat().st_mode & 0o777)
+        for p in folder.rglob("*")
+        if p.is_file()
+    }
+    version = analysis.ANALYZER_VERSION
+    assert modes == {
+        "original": "0o600",
+        f"results/{version}/series.arrow": "0o600",  # (no overview: its flow is short)
+    }
