@@ -47,6 +47,13 @@ class Conflict(TcplensError):
     title = "Conflict with the current state"
 
 
+class Gone(TcplensError):
+    """What was asked for existed and no longer does (revoked, expired)."""
+
+    code = "gone"
+    title = "No longer available"
+
+
 class TooLarge(TcplensError):
     code = "too_large"
     title = "Too large"

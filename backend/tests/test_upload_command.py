@@ -9,8 +9,10 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -95,7 +97,7 @@ def test_users_and_tokens_commands(env: dict[str, str]) -> None:
     assert missing.returncode == 1 and "nope" in missing.stderr
 
 
-def test_upload_waits_prints_findings_and_share_url(
+def test_upload_waits_prints_findings_and_shares_only_when_asked(
     env: dict[str, str], server: str, tmp_path: Path
 ) -> None:
     require(LAB)
@@ -114,15 +116,51 @@ def test_upload_waits_prints_findings_and_share_url(
     result = json.loads(done.stdout)["uploads"][0]
     assert result["capture"]["status"] == "done"
     assert result["capture"]["facts"]["packets"] == 6567
-    share_url = result["share_url"]
-    share_token = share_url.rsplit("/", 1)[1]
-    with urllib.request.urlopen(f"{server}/api/v1/shared/{share_token}") as shared:
-        assert json.load(shared)["id"] == result["capture"]["id"]
+    # no share link unless asked for (issue 30): none was made
+    assert "share_url" not in result
+    links = f"{server}/api/v1/captures/{result['capture']['id']}/shares"
+    listing = urllib.request.Request(links, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(listing) as listed:
+        assert json.load(listed) == []
+
+    shared = _tcplens(client_env, "upload", str(capture), "--server", server, "--share", "--json")
+    assert shared.returncode == 0, shared.stderr
+    result = json.loads(shared.stdout)["uploads"][0]
+    expires = datetime.fromisoformat(result["share_expires_at"])
+    assert timedelta(days=6, hours=23) < expires - datetime.now(UTC) <= timedelta(days=7)
+    share_token = result["share_url"].rsplit("/", 1)[1]
+    with urllib.request.urlopen(f"{server}/api/v1/shared/{share_token}") as opened:
+        assert json.load(opened)["id"] == result["capture"]["id"]
+    with pytest.raises(urllib.error.HTTPError) as refused_file:
+        urllib.request.urlopen(f"{server}/api/v1/shared/{share_token}/file")
+    assert refused_file.value.code == 403
+    assert json.load(refused_file.value)["code"] == "share_download_not_allowed"
+
+    forever = _tcplens(
+        client_env,
+        "upload",
+        str(capture),
+        "--server",
+        server,
+        "--share",
+        "--expires",
+        "never",
+        "--share-file",
+        "--json",
+    )
+    result = json.loads(forever.stdout)["uploads"][0]
+    assert result["share_expires_at"] is None
+    share_token = result["share_url"].rsplit("/", 1)[1]
+    with urllib.request.urlopen(f"{server}/api/v1/shared/{share_token}/file") as file:
+        assert file.read() == capture.read_bytes()
 
     human = _tcplens(client_env, "upload", str(capture), "--server", server, "--wait")
-    assert (
-        human.returncode == 0 and "share: http" in human.stdout and "6567 packets" in human.stdout
+    assert human.returncode == 0 and "6567 packets" in human.stdout
+    assert "share:" not in human.stdout
+    bad_expiry = _tcplens(
+        client_env, "upload", str(capture), "--server", server, "--share", "--expires", "soon"
     )
+    assert bad_expiry.returncode == 2 and "soon" in bad_expiry.stderr
 
     # the lossy transfer has a high-severity loss finding
     gate = _tcplens(client_env, "upload", str(capture), "--server", server, "--fail-on", "high")

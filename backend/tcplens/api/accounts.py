@@ -8,6 +8,8 @@ from fastapi import APIRouter, Request, Response, status
 
 from tcplens.api.auth import (
     SESSION_COOKIE,
+    AdminDep,
+    ReaderDep,
     ViewerDep,
     clear_session_cookies,
     set_session_cookies,
@@ -29,7 +31,7 @@ from tcplens.api.schemas import (
 from tcplens.db.accounts import ApiToken, User
 from tcplens.errors import NotAuthenticated
 from tcplens.services import accounts, api_tokens, credentials
-from tcplens.services.access import ReadOnlyAccess, Viewer
+from tcplens.services.access import SCOPES, ReadOnlyAccess, Viewer
 from tcplens.settings import Settings
 
 auth_router = APIRouter(prefix="/auth", tags=["auth"])
@@ -149,7 +151,7 @@ def create_workspace(body: WorkspaceCreate, session: SessionDep, viewer: ViewerD
 
 @workspaces_router.get("/{workspace_id}/members", response_model=list[MemberOut])
 def list_members(
-    session: SessionDep, viewer: ViewerDep, workspace_id: uuid.UUID
+    session: SessionDep, viewer: ReaderDep, workspace_id: uuid.UUID
 ) -> list[MemberOut]:
     _visible_workspace(viewer, workspace_id)
     accounts.require_member(session, _user_id(viewer), workspace_id)
@@ -163,7 +165,7 @@ def list_members(
     "/{workspace_id}/members", response_model=MemberOut, status_code=status.HTTP_201_CREATED
 )
 def invite_member(
-    body: MemberInvite, session: SessionDep, viewer: ViewerDep, workspace_id: uuid.UUID
+    body: MemberInvite, session: SessionDep, viewer: AdminDep, workspace_id: uuid.UUID
 ) -> MemberOut:
     _visible_workspace(viewer, workspace_id)
     m = accounts.invite_member(session, _user_id(viewer), workspace_id, body.email)
@@ -174,7 +176,7 @@ def invite_member(
     "/{workspace_id}/members/{user_id}", status_code=status.HTTP_204_NO_CONTENT
 )
 def remove_member(
-    session: SessionDep, viewer: ViewerDep, workspace_id: uuid.UUID, user_id: uuid.UUID
+    session: SessionDep, viewer: AdminDep, workspace_id: uuid.UUID, user_id: uuid.UUID
 ) -> Response:
     _visible_workspace(viewer, workspace_id)
     accounts.remove_member(session, _user_id(viewer), workspace_id, user_id)
@@ -187,15 +189,20 @@ def _token_out(row: ApiToken) -> TokenOut:
         name=row.name,
         workspace_id=row.workspace_id,
         display_prefix=row.display_prefix,
+        scopes=[s for s in SCOPES if s in row.scopes],
         created_at=row.created_at,
         last_used_at=row.last_used_at,
         revoked_at=row.revoked_at,
     )
 
 
-@tokens_router.get("", response_model=list[TokenOut], summary="Your API tokens (never the secret)")
-def list_tokens(session: SessionDep, viewer: ViewerDep) -> list[TokenOut]:
-    return [_token_out(t) for t in api_tokens.list_for(session, _user_id(viewer))]
+@tokens_router.get(
+    "",
+    response_model=list[TokenOut],
+    summary="Your API tokens (never the secret); to a token, only its workspace's",
+)
+def list_tokens(session: SessionDep, viewer: AdminDep) -> list[TokenOut]:
+    return [_token_out(t) for t in api_tokens.list_for(session, viewer)]
 
 
 @tokens_router.post(
@@ -204,18 +211,18 @@ def list_tokens(session: SessionDep, viewer: ViewerDep) -> list[TokenOut]:
     status_code=status.HTTP_201_CREATED,
     summary="A new API token; the token is shown only in this response",
 )
-def create_token(body: TokenCreate, session: SessionDep, viewer: ViewerDep) -> TokenIssued:
+def create_token(body: TokenCreate, session: SessionDep, viewer: AdminDep) -> TokenIssued:
     workspace_id = body.workspace_id or viewer.default_workspace_id
     if workspace_id is None:
         raise accounts.WorkspaceNotFound("no such workspace")
     _visible_workspace(viewer, workspace_id)
-    issued = api_tokens.issue(session, _user_id(viewer), workspace_id, body.name)
+    issued = api_tokens.issue_for(session, viewer, workspace_id, body.name, body.scopes)
     row = session.get(ApiToken, issued.id)
     assert row is not None
     return TokenIssued(**_token_out(row).model_dump(), token=issued.token)
 
 
 @tokens_router.delete("/{token_id}", status_code=status.HTTP_204_NO_CONTENT)
-def revoke_token(session: SessionDep, viewer: ViewerDep, token_id: uuid.UUID) -> Response:
-    api_tokens.revoke(session, _user_id(viewer), token_id)
+def revoke_token(session: SessionDep, viewer: AdminDep, token_id: uuid.UUID) -> Response:
+    api_tokens.revoke(session, viewer, token_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -84,6 +84,7 @@ def optional_viewer(request: Request, session: SessionDep, settings: SettingsDep
             user_id=holder.user.id,
             workspace_ids=frozenset({holder.workspace_id}),
             default_workspace_id=holder.workspace_id,
+            scopes=holder.scopes,
         )
     cookie = request.cookies.get(SESSION_COOKIE)
     if not cookie:
@@ -121,5 +122,23 @@ def shared_viewer(token: str, session: SessionDep) -> Viewer:
 
 
 ViewerDep = Annotated[Viewer, Depends(required_viewer)]
+
+
+# What the route does, as an API token's scope (a session holds them all).
+def _reader(viewer: ViewerDep) -> Viewer:
+    return viewer.requiring("captures:read")
+
+
+def _writer(viewer: ViewerDep) -> Viewer:
+    return viewer.requiring("captures:write")
+
+
+def _admin(viewer: ViewerDep) -> Viewer:
+    return viewer.requiring("admin")
+
+
+ReaderDep = Annotated[Viewer, Depends(_reader)]
+WriterDep = Annotated[Viewer, Depends(_writer)]
+AdminDep = Annotated[Viewer, Depends(_admin)]
 OptionalViewerDep = Annotated[Viewer | None, Depends(optional_viewer)]
 SharedViewerDep = Annotated[Viewer, Depends(shared_viewer)]

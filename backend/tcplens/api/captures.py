@@ -13,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
 from tcplens.api import uploads
-from tcplens.api.auth import ServiceDep, ViewerDep
+from tcplens.api.auth import ReaderDep, ServiceDep, WriterDep
 from tcplens.api.deps import SessionDep
 from tcplens.api.rate_limit import TokenBucket
 from tcplens.api.schemas import (
@@ -27,7 +27,12 @@ from tcplens.api.schemas import (
 )
 from tcplens.db.captures import Capture, Finding
 from tcplens.services import captures, jobs_view, results
-from tcplens.services.access import Viewer, visible_capture
+from tcplens.services.access import (
+    Viewer,
+    downloadable_capture,
+    may_download,
+    visible_capture,
+)
 from tcplens.services.context import ServiceContext
 from tcplens.storage.blobs import BlobNotFoundError
 
@@ -65,6 +70,7 @@ def capture_out(capture: Capture, top_finding: Finding | None = None) -> Capture
         created_at=capture.created_at,
         started_at=capture.started_at,
         finished_at=capture.finished_at,
+        download_allowed=True,
     )
 
 
@@ -109,7 +115,7 @@ def _upload_bucket(request: Request, service: ServiceContext) -> TokenBucket:
 async def upload_capture(
     request: Request,
     response: Response,
-    viewer: ViewerDep,
+    viewer: WriterDep,
     service: ServiceDep,
     filename: Annotated[str | None, Query(max_length=1024)] = None,
     workspace_id: uuid.UUID | None = None,
@@ -157,7 +163,7 @@ async def upload_capture(
 @router.get("", response_model=CapturePageOut, summary="The workspace's captures, newest first")
 def list_captures(
     session: SessionDep,
-    viewer: ViewerDep,
+    viewer: ReaderDep,
     workspace_id: uuid.UUID | None = None,
     cursor: Annotated[str | None, Query(max_length=500)] = None,
     limit: Annotated[int, Query(ge=1, le=captures.PAGE_SIZE_MAX)] = 50,
@@ -171,11 +177,13 @@ def list_captures(
 
 def read_capture(session: SessionDep, viewer: Viewer, capture_id: uuid.UUID) -> CaptureOut:
     capture = visible_capture(session, viewer, capture_id)
-    return capture_out(capture, results.top_findings(session, [capture.id]).get(capture.id))
+    out = capture_out(capture, results.top_findings(session, [capture.id]).get(capture.id))
+    out.download_allowed = may_download(viewer)
+    return out
 
 
 @router.get("/{capture_id}", response_model=CaptureOut, summary="One capture and its status")
-def get_capture(session: SessionDep, viewer: ViewerDep, capture_id: uuid.UUID) -> CaptureOut:
+def get_capture(session: SessionDep, viewer: ReaderDep, capture_id: uuid.UUID) -> CaptureOut:
     return read_capture(session, viewer, capture_id)
 
 
@@ -185,7 +193,7 @@ def get_capture(session: SessionDep, viewer: ViewerDep, capture_id: uuid.UUID) -
     summary="Delete a capture, its files and its results",
 )
 def delete_capture(
-    session: SessionDep, viewer: ViewerDep, service: ServiceDep, capture_id: uuid.UUID
+    session: SessionDep, viewer: WriterDep, service: ServiceDep, capture_id: uuid.UUID
 ) -> Response:
     captures.delete_capture(service, session, viewer, capture_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
@@ -194,7 +202,7 @@ def delete_capture(
 def original_file(
     session: SessionDep, service: ServiceContext, viewer: Viewer, capture_id: uuid.UUID
 ) -> StreamingResponse:
-    capture = visible_capture(session, viewer, capture_id)
+    capture = downloadable_capture(session, viewer, capture_id)
     try:
         reader = service.store.open_reader(capture.blob_key)
     except BlobNotFoundError as exc:
@@ -229,6 +237,6 @@ def original_file(
     summary="The original capture file",
 )
 def get_file(
-    session: SessionDep, viewer: ViewerDep, service: ServiceDep, capture_id: uuid.UUID
+    session: SessionDep, viewer: ReaderDep, service: ServiceDep, capture_id: uuid.UUID
 ) -> StreamingResponse:
     return original_file(session, service, viewer, capture_id)

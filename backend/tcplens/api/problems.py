@@ -29,6 +29,7 @@ STATUS_OF_FAMILY: dict[type[errors.TcplensError], int] = {
     errors.NotFound: 404,
     errors.PermissionDenied: 403,
     errors.Conflict: 409,
+    errors.Gone: 410,
     errors.TooLarge: 413,
     errors.ServiceUnavailable: 503,
     errors.NotAuthenticated: 401,

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query, Request, Response
 
-from tcplens.api.auth import ServiceDep, ViewerDep
+from tcplens.api.auth import ReaderDep, ServiceDep
 from tcplens.api.deps import SessionDep
 from tcplens.api.schemas import FindingOut, FlowOut, FlowPageOut, FlowSummary, SeriesOut
 from tcplens.db.captures import Finding, Flow
@@ -179,7 +179,7 @@ SERIES_RESPONSES: dict[int | str, dict[str, object]] = {
 @router.get("/flows", response_model=FlowPageOut, summary=FLOWS_DOC)
 def get_flows(
     session: SessionDep,
-    viewer: ViewerDep,
+    viewer: ReaderDep,
     capture_id: uuid.UUID,
     sort: SortParam = "id",
     order: OrderParam = "asc",
@@ -190,13 +190,13 @@ def get_flows(
 
 
 @router.get("/findings", response_model=list[FindingOut], summary="Findings, most important first")
-def get_findings(session: SessionDep, viewer: ViewerDep, capture_id: uuid.UUID) -> list[FindingOut]:
+def get_findings(session: SessionDep, viewer: ReaderDep, capture_id: uuid.UUID) -> list[FindingOut]:
     return read_findings(session, viewer, capture_id)
 
 
 @router.get("/flows/{flow_id}", response_model=FlowOut, summary="One flow")
 def get_flow(
-    session: SessionDep, viewer: ViewerDep, capture_id: uuid.UUID, flow_id: FlowIdPath
+    session: SessionDep, viewer: ReaderDep, capture_id: uuid.UUID, flow_id: FlowIdPath
 ) -> FlowOut:
     return read_flow(session, viewer, capture_id, flow_id)
 
@@ -211,7 +211,7 @@ def get_flow(
 def get_series(
     request: Request,
     session: SessionDep,
-    viewer: ViewerDep,
+    viewer: ReaderDep,
     service: ServiceDep,
     capture_id: uuid.UUID,
     flow_id: FlowIdPath,

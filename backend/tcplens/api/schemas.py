@@ -9,6 +9,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tcplens.services.access import SCOPES, Scope
+from tcplens.services.sharing import DEFAULT_EXPIRY as DEFAULT_SHARE_EXPIRY
+
 CaptureStatus = Literal["queued", "running", "done", "failed"]
 
 
@@ -83,6 +86,13 @@ class MemberInvite(BaseModel):
 class TokenCreate(BaseModel):
     name: str = Field(default="token", max_length=200)
     workspace_id: uuid.UUID | None = None
+    scopes: list[Scope] | None = Field(
+        default=None,
+        max_length=len(SCOPES),
+        description="What the token may do: `captures:read` (read captures and results), "
+        "`captures:write` (upload, delete, share), `admin` (API tokens and members). "
+        "Default: captures:read and captures:write. A token cannot grant a scope it lacks.",
+    )
 
 
 class TokenOut(BaseModel):
@@ -90,8 +100,11 @@ class TokenOut(BaseModel):
     name: str
     workspace_id: uuid.UUID
     display_prefix: str
+    scopes: list[Scope]
     created_at: datetime
-    last_used_at: datetime | None
+    last_used_at: datetime | None = Field(
+        description="When it last authenticated a request (to the minute)"
+    )
     revoked_at: datetime | None
 
 
@@ -152,6 +165,10 @@ class CaptureOut(BaseModel):
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    download_allowed: bool = Field(
+        description="Whether this caller may download the original file (`/file`): false "
+        "through a share link that opens the analysis only",
+    )
 
 
 class JobOut(BaseModel):
@@ -275,7 +292,16 @@ class SeriesOut(BaseModel):
 
 
 class ShareCreate(BaseModel):
-    expires_in_s: int | None = Field(default=None, description="none: until revoked")
+    expires_in_s: int | None = Field(
+        default=int(DEFAULT_SHARE_EXPIRY.total_seconds()),
+        description="Seconds until the link expires, 60 s to 10 years (default: 7 days); "
+        "null: never, until revoked",
+    )
+    allow_download: bool = Field(
+        default=False,
+        description="Whether the link also serves the original capture file (packets with "
+        "their payloads); by default it opens the analysis only",
+    )
 
 
 class ShareLinkOut(BaseModel):
@@ -284,6 +310,16 @@ class ShareLinkOut(BaseModel):
     created_at: datetime
     expires_at: datetime | None
     revoked_at: datetime | None
+    allow_download: bool = Field(description="The link serves the original file too")
+    created_by: str | None = Field(
+        description="E-mail address of the member who made it (null: the account is gone)"
+    )
+
+
+class WorkspaceShareLinkOut(ShareLinkOut):
+    """A link in the workspace's list, which its owners review."""
+
+    filename: str = Field(description="The shared capture's file name")
 
 
 class ShareLinkIssued(ShareLinkOut):

@@ -1,4 +1,5 @@
-"""``tcplens tokens create --user EMAIL [--workspace NAME]``: issue an API token; prints it."""
+"""``tcplens tokens create --user EMAIL [--workspace NAME] [--scope SCOPE ...]``: issue an API
+token; prints it."""
 
 from __future__ import annotations
 
@@ -18,6 +19,14 @@ def register(subcommands: Any) -> None:
         "--workspace", metavar="NAME", help="workspace by name (default: the user's own)"
     )
     create.add_argument("--name", default="cli", help="a label for the token (default: cli)")
+    create.add_argument(
+        "--scope",
+        action="append",
+        dest="scopes",
+        metavar="SCOPE",
+        help="what the token may do, repeatable: captures:read, captures:write, admin "
+        "(default: captures:read and captures:write)",
+    )
     create.set_defaults(run=run_create)
 
 
@@ -36,7 +45,8 @@ def run_create(args: argparse.Namespace) -> int:
                 if not owned:
                     raise accounts.WorkspaceNotFound(f"{user.email} owns no workspace")
                 workspace = owned[0]
-            issued = api_tokens.issue(session, user.id, workspace.id, args.name)
+            scopes = api_tokens.checked_scopes(args.scopes)
+            issued = api_tokens.issue(session, user.id, workspace.id, args.name, scopes)
         except TcplensError as error:
             print(f"tcplens tokens create: {error.detail}", file=sys.stderr)
             return 1

@@ -1,8 +1,11 @@
-"""``tcplens upload FILE... [--server URL] [--wait] [--json] [--fail-on high|medium]``
+"""``tcplens upload FILE... [--server URL] [--wait] [--json] [--fail-on high|medium]
+[--share [--expires 7d|never] [--share-file]]``
 
 For automated submissions (CI, cron): uploads each capture with the API token in
 ``TCPLENS_TOKEN``, optionally waits for the analysis (a progress line on a terminal), prints the
-top findings and a share URL. Standard library HTTP only (http.client, so an early answer such as 401 or 413 is read even
+top findings and, with ``--share`` only, a share URL: a link that opens the analysis without
+signing in, for 7 days unless ``--expires`` says otherwise, and the capture file itself only with
+``--share-file``. Standard library HTTP only (http.client, so an early answer such as 401 or 413 is read even
 when the server stops reading the upload), so the command has no extra dependencies.
 
 Exit codes: 0 done; 1 a finding at or over ``--fail-on``; 2 usage (bad arguments, missing file,
@@ -34,6 +37,19 @@ EXIT_REJECTED = 5
 
 SEVERITY_RANK = {"info": 0, "low": 1, "medium": 2, "high": 3}
 TOP_FINDINGS = 3
+DEFAULT_SHARE_EXPIRY_S = 7 * 86_400
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
+
+
+def expiry_seconds(text: str) -> int | None:
+    """``--expires``: ``never`` (None), or a number of seconds with an optional unit s/m/h/d."""
+    text = text.strip().lower()
+    if text == "never":
+        return None
+    number, unit = (text[:-1], text[-1]) if text[-1:] in _UNIT_SECONDS else (text, "s")
+    if not number.isascii() or not number.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration such as 12h, 7d or never")
+    return int(number) * _UNIT_SECONDS[unit]
 
 
 class ApiError(Exception):
@@ -63,6 +79,23 @@ def register(subcommands: Any) -> None:
         help="exit 1 when a finding has this severity or worse (implies --wait)",
     )
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait (900)")
+    parser.add_argument(
+        "--share",
+        action="store_true",
+        help="make a share link to each capture (anyone with it sees the analysis)",
+    )
+    parser.add_argument(
+        "--expires",
+        type=expiry_seconds,
+        default=DEFAULT_SHARE_EXPIRY_S,
+        metavar="DURATION",
+        help="with --share: when the link expires, e.g. 30m, 12h, 7d (default), or never",
+    )
+    parser.add_argument(
+        "--share-file",
+        action="store_true",
+        help="with --share: the link also serves the capture file (packets and payloads)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -162,6 +195,14 @@ def _upload_one(client: Client, path: Path, args: argparse.Namespace) -> dict[st
         )
     capture = answer["capture"]
     result: dict[str, Any] = {"file": str(path), "capture": capture}
+    if args.share:
+        _, share = client.request(
+            "POST",
+            f"/captures/{capture['id']}/shares",
+            body={"expires_in_s": args.expires, "allow_download": args.share_file},
+        )
+        result["share_url"] = share["url"]
+        result["share_expires_at"] = share["expires_at"]
     if not (args.wait or args.fail_on):
         return result
     tty = sys.stderr.isatty() and not args.json
@@ -178,8 +219,6 @@ def _upload_one(client: Client, path: Path, args: argparse.Namespace) -> dict[st
     result["capture"] = capture
     if capture["status"] == "done":
         _, result["findings"] = client.request("GET", f"/captures/{capture['id']}/findings")
-        _, share = client.request("POST", f"/captures/{capture['id']}/shares", body={})
-        result["share_url"] = share["url"]
     return result
 
 
@@ -200,7 +239,8 @@ def _print_human(result: dict[str, Any]) -> None:
     if capture["status"] == "done" and not findings:
         print("  no findings")
     if result.get("share_url"):
-        print(f"  share: {result['share_url']}")
+        until = result.get("share_expires_at") or "revoked"
+        print(f"  share: {result['share_url']} (until {until})")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import CheckConstraint, DateTime, ForeignKey, String, func
+from sqlalchemy import CheckConstraint, DateTime, ForeignKey, String, func, text
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tcplens.db.base import Base
@@ -84,6 +85,12 @@ class ApiToken(Base):
     # The first characters of the token, shown in listings so a user can tell tokens apart.
     display_prefix: Mapped[str] = mapped_column(String(16))
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    # What the token may do (services.access.SCOPES). Tokens issued before scopes existed get the
+    # default ones: upload and read, no token or member administration.
+    scopes: Mapped[list[str]] = mapped_column(
+        ARRAY(String(32)), server_default=text("'{captures:read,captures:write}'")
+    )
     created_at: Mapped[datetime] = created_at_column()
+    # Set when the token authenticates a request, at most once a minute (api_tokens.holder_of).
     last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     CheckConstraint,
     DateTime,
     Float,
@@ -21,6 +22,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
@@ -122,3 +124,6 @@ class ShareLink(Base):
     created_at: Mapped[datetime] = created_at_column()
     expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Whether the link also serves the original file (packets with their payloads), or only the
+    # analysis. Links made before the choice existed served the file, and keep doing so.
+    allow_download: Mapped[bool] = mapped_column(Boolean, server_default=false())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from sqlalchemy.orm import Session
 
@@ -26,6 +26,23 @@ class ReadOnlyAccess(PermissionDenied):
     code = "read_only"
 
 
+class ShareDownloadNotAllowed(PermissionDenied):
+    code = "share_download_not_allowed"
+
+
+class InsufficientScope(PermissionDenied):
+    code = "insufficient_scope"
+
+
+# What an API token may do (RFC 6749 §3.3 calls these scopes). A browser session may do all of
+# them; a share link only reads its one capture.
+Scope = Literal["captures:read", "captures:write", "admin"]
+SCOPES: tuple[Scope, ...] = get_args(Scope)
+# A new token's scopes unless asked otherwise: upload and read, but not create tokens or manage
+# members, so revoking a leaked token cuts every access it gave (no token minted from it lives on).
+DEFAULT_TOKEN_SCOPES: tuple[Scope, ...] = ("captures:read", "captures:write")
+
+
 @dataclass(frozen=True)
 class Viewer:
     via: Literal["session", "token", "share"]
@@ -36,6 +53,16 @@ class Viewer:
     default_workspace_id: uuid.UUID | None
     # Set for a share-link viewer: the one capture it opens.
     shared_capture_id: uuid.UUID | None = None
+    # What this viewer may do (a token: what it was issued with; a session: everything).
+    scopes: frozenset[Scope] = frozenset(SCOPES)
+    # A share-link viewer: whether the link lets it download the original file.
+    shared_file_allowed: bool = False
+
+    def requiring(self, scope: Scope) -> Viewer:
+        """This viewer, if it holds ``scope``; else InsufficientScope (403)."""
+        if scope not in self.scopes:
+            raise InsufficientScope(f"this API token lacks the {scope!r} scope", scope=scope)
+        return self
 
     def reads_workspace(self, workspace_id: uuid.UUID) -> bool:
         return self.shared_capture_id is None and workspace_id in self.workspace_ids
@@ -50,6 +77,22 @@ def visible_capture(session: Session, viewer: Viewer, capture_id: uuid.UUID) -> 
             raise CaptureNotFound("no such capture")
     elif capture.workspace_id not in viewer.workspace_ids:
         raise CaptureNotFound("no such capture")
+    return capture
+
+
+def may_download(viewer: Viewer) -> bool:
+    """Whether the viewer may have the original file: members may; a share link only when its
+    maker allowed it (otherwise it opens the analysis only)."""
+    return viewer.shared_capture_id is None or viewer.shared_file_allowed
+
+
+def downloadable_capture(session: Session, viewer: Viewer, capture_id: uuid.UUID) -> Capture:
+    capture = visible_capture(session, viewer, capture_id)
+    if not may_download(viewer):
+        raise ShareDownloadNotAllowed(
+            "this share link opens the analysis only: its owner did not let it serve the "
+            "capture file"
+        )
     return capture
 
 

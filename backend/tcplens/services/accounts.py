@@ -11,11 +11,12 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from tcplens.db.accounts import BrowserSession, Membership, User, Workspace
+from tcplens.db.captures import Capture, ShareLink
 from tcplens.errors import Conflict, InvalidInput, NotAuthenticated, NotFound, PermissionDenied
 from tcplens.services import credentials
 
@@ -245,5 +246,18 @@ def remove_member(
         delete(Membership).where(
             Membership.workspace_id == workspace_id, Membership.user_id == user_id
         )
+    )
+    # The share policy (services/sharing.py): the links they made to this workspace's captures
+    # go with them (their API tokens for it stop at once: api_tokens.holder_of checks membership).
+    session.execute(
+        update(ShareLink)
+        .where(
+            ShareLink.created_by == user_id,
+            ShareLink.revoked_at.is_(None),
+            ShareLink.capture_id.in_(
+                select(Capture.id).where(Capture.workspace_id == workspace_id)
+            ),
+        )
+        .values(revoked_at=func.now())
     )
     session.commit()

@@ -175,7 +175,9 @@ def test_api_tokens_are_scoped_to_their_workspace(world: World) -> None:
 
 def test_share_links_open_one_capture_read_only(world: World, engine: Engine) -> None:
     shares = f"/api/v1/captures/{world.capture_id}/shares"
-    issued = world.owner.client.post(shares, json={}, headers=world.owner.headers()).json()
+    issued = world.owner.client.post(
+        shares, json={"allow_download": True}, headers=world.owner.headers()
+    ).json()
     token = issued["token"]
     assert len(token) >= 22 and issued["url"].endswith(f"/shared/{token}")  # ≥ 128 bits
     for suffix in SHARED_READS:
@@ -191,7 +193,7 @@ def test_share_links_open_one_capture_read_only(world: World, engine: Engine) ->
     assert world.anonymous.delete(f"/api/v1/shared/{token}").status_code == 405
     assert world.anonymous.get(f"/api/v1/shared/{'x' * 32}").status_code == 404
 
-    # expired → 404
+    # expired → 410 share_expired
     expiring = world.owner.client.post(
         shares, json={"expires_in_s": 3600}, headers=world.owner.headers()
     ).json()
@@ -201,11 +203,12 @@ def test_share_links_open_one_capture_read_only(world: World, engine: Engine) ->
             text("UPDATE share_links SET expires_at = now() - interval '1 second' WHERE id = :id"),
             {"id": expiring["id"]},
         )
-    assert world.anonymous.get(f"/api/v1/shared/{expiring['token']}").status_code == 404
+    assert world.anonymous.get(f"/api/v1/shared/{expiring['token']}").status_code == 410
 
-    # revoked → 404, and a stranger cannot revoke it
+    # revoked → 410 share_revoked, and a stranger cannot revoke it
     link = f"{shares}/{issued['id']}"
     assert world.stranger.client.delete(link, headers=world.stranger.headers()).status_code == 404
     assert world.owner.client.delete(link, headers=world.owner.headers()).status_code == 204
     for suffix in SHARED_READS:
-        assert world.anonymous.get(f"/api/v1/shared/{token}{suffix}").status_code == 404
+        gone = world.anonymous.get(f"/api/v1/shared/{token}{suffix}")
+        assert gone.status_code == 410 and gone.json()["code"] == "share_revoked", suffix

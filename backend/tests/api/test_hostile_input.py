@@ -225,14 +225,25 @@ def _token_variants(world: Tenants) -> Iterator[str]:
     token = world.home.share_token
     yield from ("abc", "x" * 15, "x" * 101, "x" * 5000, "ü" * 32, "%00" * 20, "%20" * 24)
     yield from (token + "x", token[:-1], token[::-1], quote(token + "\n"))
-    yield from (world.revoked_share_token, world.expired_share_token)
+
+
+SHARED_SUFFIXES = ("", "/flows", "/findings", "/file", "/flows/1/series")
 
 
 def test_share_tokens_that_open_nothing_are_404(tenants: Tenants) -> None:
     for token in _token_variants(tenants):
-        for suffix in ("", "/flows", "/findings", "/file", "/flows/1/series"):
+        for suffix in SHARED_SUFFIXES:
             response = tenants.client.get(f"/api/v1/shared/{token}{suffix}")
             problem_of(response, 404, "share_link_not_found")
+
+
+def test_revoked_and_expired_share_links_say_so(tenants: Tenants) -> None:
+    for token, code in (
+        (tenants.revoked_share_token, "share_revoked"),
+        (tenants.expired_share_token, "share_expired"),
+    ):
+        for suffix in SHARED_SUFFIXES:
+            problem_of(tenants.client.get(f"/api/v1/shared/{token}{suffix}"), 410, code)
 
 
 def test_a_share_token_is_not_an_api_token(tenants: Tenants) -> None:

@@ -47,8 +47,12 @@ export function problemFrom(
   return fallback;
 }
 
+/** 404, or 410: a share link that was revoked or has expired (codes `share_revoked`,
+ * `share_expired`) is no more there than one that never existed; retrying will not bring it. */
 export function isNotFound(error: unknown): boolean {
-  return error instanceof ApiError && error.problem.status === 404;
+  return (
+    error instanceof ApiError && (error.problem.status === 404 || error.problem.status === 410)
+  );
 }
 
 export function isUnauthenticated(error: unknown): boolean {

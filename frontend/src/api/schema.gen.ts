@@ -361,7 +361,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Your API tokens (never the secret) */
+        /** Your API tokens (never the secret); to a token, only its workspace's */
         get: operations["list_tokens_api_v1_tokens_get"];
         put?: never;
         /** A new API token; the token is shown only in this response */
@@ -442,6 +442,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workspaces/{workspace_id}/shares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every share link to the workspace's captures (owners only), oldest first */
+        get: operations["list_workspace_share_links_api_v1_workspaces__workspace_id__shares_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workspaces/{workspace_id}/usage": {
         parameters: {
             query?: never;
@@ -488,6 +505,11 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
+            /**
+             * Download Allowed
+             * @description Whether this caller may download the original file (`/file`): false through a share link that opens the analysis only
+             */
+            download_allowed: boolean;
             error: components["schemas"]["CaptureError"] | null;
             /**
              * Facts
@@ -832,13 +854,25 @@ export interface components {
         /** ShareCreate */
         ShareCreate: {
             /**
-             * Expires In S
-             * @description none: until revoked
+             * Allow Download
+             * @description Whether the link also serves the original capture file (packets with their payloads); by default it opens the analysis only
+             * @default false
              */
-            expires_in_s?: number | null;
+            allow_download: boolean;
+            /**
+             * Expires In S
+             * @description Seconds until the link expires, 60 s to 10 years (default: 7 days); null: never, until revoked
+             * @default 604800
+             */
+            expires_in_s: number | null;
         };
         /** ShareLinkIssued */
         ShareLinkIssued: {
+            /**
+             * Allow Download
+             * @description The link serves the original file too
+             */
+            allow_download: boolean;
             /**
              * Capture Id
              * Format: uuid
@@ -849,6 +883,11 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
+            /**
+             * Created By
+             * @description E-mail address of the member who made it (null: the account is gone)
+             */
+            created_by: string | null;
             /** Expires At */
             expires_at: string | null;
             /**
@@ -872,6 +911,11 @@ export interface components {
         /** ShareLinkOut */
         ShareLinkOut: {
             /**
+             * Allow Download
+             * @description The link serves the original file too
+             */
+            allow_download: boolean;
+            /**
              * Capture Id
              * Format: uuid
              */
@@ -881,6 +925,11 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
+            /**
+             * Created By
+             * @description E-mail address of the member who made it (null: the account is gone)
+             */
+            created_by: string | null;
             /** Expires At */
             expires_at: string | null;
             /**
@@ -898,6 +947,11 @@ export interface components {
              * @default token
              */
             name: string;
+            /**
+             * Scopes
+             * @description What the token may do: `captures:read` (read captures and results), `captures:write` (upload, delete, share), `admin` (API tokens and members). Default: captures:read and captures:write. A token cannot grant a scope it lacks.
+             */
+            scopes?: ("captures:read" | "captures:write" | "admin")[] | null;
             /** Workspace Id */
             workspace_id?: string | null;
         };
@@ -915,12 +969,17 @@ export interface components {
              * Format: uuid
              */
             id: string;
-            /** Last Used At */
+            /**
+             * Last Used At
+             * @description When it last authenticated a request (to the minute)
+             */
             last_used_at: string | null;
             /** Name */
             name: string;
             /** Revoked At */
             revoked_at: string | null;
+            /** Scopes */
+            scopes: ("captures:read" | "captures:write" | "admin")[];
             /**
              * Token
              * @description The token itself. Shown only in this response.
@@ -946,12 +1005,17 @@ export interface components {
              * Format: uuid
              */
             id: string;
-            /** Last Used At */
+            /**
+             * Last Used At
+             * @description When it last authenticated a request (to the minute)
+             */
             last_used_at: string | null;
             /** Name */
             name: string;
             /** Revoked At */
             revoked_at: string | null;
+            /** Scopes */
+            scopes: ("captures:read" | "captures:write" | "admin")[];
             /**
              * Workspace Id
              * Format: uuid
@@ -1023,6 +1087,46 @@ export interface components {
              * @enum {string}
              */
             role: "owner" | "member";
+        };
+        /**
+         * WorkspaceShareLinkOut
+         * @description A link in the workspace's list, which its owners review.
+         */
+        WorkspaceShareLinkOut: {
+            /**
+             * Allow Download
+             * @description The link serves the original file too
+             */
+            allow_download: boolean;
+            /**
+             * Capture Id
+             * Format: uuid
+             */
+            capture_id: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Created By
+             * @description E-mail address of the member who made it (null: the account is gone)
+             */
+            created_by: string | null;
+            /** Expires At */
+            expires_at: string | null;
+            /**
+             * Filename
+             * @description The shared capture's file name
+             */
+            filename: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Revoked At */
+            revoked_at: string | null;
         };
         /**
          * WorkspaceUsage
@@ -2031,6 +2135,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_workspace_share_links_api_v1_workspaces__workspace_id__shares_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceShareLinkOut"][];
+                };
             };
             /** @description The request was refused: the problem says why (`code`) */
             "4XX": {

@@ -21,11 +21,11 @@ export function useShareLinks(captureId: string) {
 export function useCreateShareLink(captureId: string) {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: (expiresInS: number | null) =>
+    mutationFn: (body: { expires_in_s: number | null; allow_download: boolean }) =>
       unwrap(
         api.POST("/api/v1/captures/{capture_id}/shares", {
           params: { path: { capture_id: captureId } },
-          body: { expires_in_s: expiresInS },
+          body,
         }),
       ),
     onSuccess: () => client.invalidateQueries({ queryKey: sharesKey(captureId) }),

@@ -2,6 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, unwrap } from "./http";
+import type { TokenScope } from "./types";
 
 const TOKENS_KEY = ["tokens"] as const;
 
@@ -15,7 +16,7 @@ export function useApiTokens() {
 export function useCreateApiToken() {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: (body: { name: string; workspace_id: string }) =>
+    mutationFn: (body: { name: string; workspace_id: string; scopes: TokenScope[] }) =>
       unwrap(api.POST("/api/v1/tokens", { body })),
     onSuccess: () => client.invalidateQueries({ queryKey: TOKENS_KEY }),
   });

@@ -15,6 +15,7 @@ export type Workspace = Schemas["WorkspaceOut"];
 export type Member = Schemas["MemberOut"];
 export type ApiToken = Schemas["TokenOut"];
 export type ApiTokenIssued = Schemas["TokenIssued"];
+export type TokenScope = ApiToken["scopes"][number];
 export type ShareLink = Schemas["ShareLinkOut"];
 export type ShareLinkIssued = Schemas["ShareLinkIssued"];
 export type CaptureStatus = Capture["status"];

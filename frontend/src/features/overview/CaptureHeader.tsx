@@ -38,9 +38,11 @@ export function CaptureHeader({ scope, capture }: { scope: CaptureScope; capture
         )}
       </div>
       <div className="capture-header__actions">
-        <a className="button" href={fileHref} download={capture.filename}>
-          Download
-        </a>
+        {capture.download_allowed && (
+          <a className="button" href={fileHref} download={capture.filename}>
+            Download
+          </a>
+        )}
         {scope.kind === "capture" && (
           <button type="button" className="button button--primary" onClick={() => setSharing(true)}>
             Share

@@ -18,7 +18,9 @@ export function ShareDialog({ captureId, onClose }: { captureId: string; onClose
   const create = useCreateShareLink(captureId);
   const revoke = useRevokeShareLink(captureId);
   const [expiry, setExpiry] = useState(1);
+  const [allowDownload, setAllowDownload] = useState(false);
   const expiryId = useId();
+  const downloadId = useId();
   const issued = create.data;
 
   return (
@@ -31,9 +33,26 @@ export function ShareDialog({ captureId, onClose }: { captureId: string; onClose
         className="share-form"
         onSubmit={(event) => {
           event.preventDefault();
-          create.mutate(EXPIRY_CHOICES[expiry]?.seconds ?? null);
+          create.mutate({
+            expires_in_s: EXPIRY_CHOICES[expiry]?.seconds ?? null,
+            allow_download: allowDownload,
+          });
         }}
       >
+        <label className="share-form__check" htmlFor={downloadId}>
+          <input
+            id={downloadId}
+            type="checkbox"
+            checked={allowDownload}
+            onChange={(e) => setAllowDownload(e.currentTarget.checked)}
+          />{" "}
+          Also let them download the capture file (every packet, payloads included)
+        </label>
+        <p className="muted" data-testid="share-access">
+          {allowDownload
+            ? "The link opens the analysis and the capture file."
+            : "The link opens the analysis only: the capture file cannot be downloaded with it."}
+        </p>
         <label className="field__label" htmlFor={expiryId}>
           Link expires after
         </label>
@@ -63,6 +82,7 @@ export function ShareDialog({ captureId, onClose }: { captureId: string; onClose
       {issued && (
         <div className="share-issued">
           <CopyField label="Share link (shown once — copy it now)" value={issued.url} />
+          <p className="muted">{accessOf(issued)}</p>
         </div>
       )}
       <h3 className="subhead">Links to this capture</h3>
@@ -77,7 +97,9 @@ export function ShareDialog({ captureId, onClose }: { captureId: string; onClose
           <thead>
             <tr>
               <th scope="col">Created</th>
+              <th scope="col">By</th>
               <th scope="col">Expires</th>
+              <th scope="col">Opens</th>
               <th scope="col">State</th>
               <th scope="col">
                 <span className="visually-hidden">Actions</span>
@@ -88,9 +110,11 @@ export function ShareDialog({ captureId, onClose }: { captureId: string; onClose
             {links.data.map((link) => (
               <tr key={link.id}>
                 <td className="num">{new Date(link.created_at).toLocaleString()}</td>
+                <td>{link.created_by ?? "a former member"}</td>
                 <td className="num">
                   {link.expires_at ? new Date(link.expires_at).toLocaleString() : "never"}
                 </td>
+                <td>{link.allow_download ? "analysis + file" : "analysis only"}</td>
                 <td>{linkState(link)}</td>
                 <td>
                   {linkState(link) === "active" && (
@@ -111,6 +135,15 @@ export function ShareDialog({ captureId, onClose }: { captureId: string; onClose
       )}
     </Dialog>
   );
+}
+
+function accessOf(link: ShareLink): string {
+  const until = link.expires_at
+    ? `until ${new Date(link.expires_at).toLocaleString()}`
+    : "until you revoke it";
+  return link.allow_download
+    ? `It opens the analysis and the capture file, ${until}.`
+    : `It opens the analysis only (no file download), ${until}.`;
 }
 
 export function linkState(link: ShareLink, now = Date.now()): "active" | "expired" | "revoked" {

@@ -1,9 +1,18 @@
 import { useId, useState } from "react";
 import { errorMessage } from "../../api/http";
 import { useApiTokens, useCreateApiToken, useRevokeApiToken } from "../../api/tokens";
+import type { TokenScope } from "../../api/types";
 import { CopyField } from "../../app/CopyField";
 import { Skeleton } from "../../app/Skeleton";
 import { useCurrentWorkspace } from "../../app/workspace";
+
+/** What each scope lets a token do (the API's TokenCreate.scopes), in the order offered. */
+const SCOPE_CHOICES: readonly { scope: TokenScope; label: string }[] = [
+  { scope: "captures:read", label: "Read captures and their analyses" },
+  { scope: "captures:write", label: "Upload, delete and share captures" },
+  { scope: "admin", label: "Manage API tokens and members (admin)" },
+];
+const DEFAULT_SCOPES: readonly TokenScope[] = ["captures:read", "captures:write"];
 
 /** API tokens for scripts and CI: create (the secret is shown once), see when used, revoke. */
 export function TokensPage() {
@@ -12,6 +21,7 @@ export function TokensPage() {
   const create = useCreateApiToken();
   const revoke = useRevokeApiToken();
   const [name, setName] = useState("");
+  const [scopes, setScopes] = useState<readonly TokenScope[]>(DEFAULT_SCOPES);
   const nameId = useId();
   const origin = window.location.origin;
   const secret = create.data?.token;
@@ -34,7 +44,11 @@ export function TokensPage() {
           event.preventDefault();
           if (!workspace) return;
           create.mutate(
-            { name: name.trim() || "token", workspace_id: workspace.id },
+            {
+              name: name.trim() || "token",
+              workspace_id: workspace.id,
+              scopes: SCOPE_CHOICES.map((c) => c.scope).filter((s) => scopes.includes(s)),
+            },
             { onSuccess: () => setName("") },
           );
         }}
@@ -53,10 +67,26 @@ export function TokensPage() {
         <button
           type="submit"
           className="button button--primary"
-          disabled={create.isPending || !workspace}
+          disabled={create.isPending || !workspace || scopes.length === 0}
         >
           Create token
         </button>
+        <fieldset className="scope-choices">
+          <legend className="field__label">The token may</legend>
+          {SCOPE_CHOICES.map(({ scope, label }) => (
+            <label key={scope} className="scope-choice">
+              <input
+                type="checkbox"
+                checked={scopes.includes(scope)}
+                onChange={(e) => {
+                  const on = e.currentTarget.checked;
+                  setScopes((now) => (on ? [...now, scope] : now.filter((s) => s !== scope)));
+                }}
+              />
+              {label}
+            </label>
+          ))}
+        </fieldset>
       </form>
       {create.isError && (
         <p className="form-error" role="alert">
@@ -96,6 +126,7 @@ export function TokensPage() {
             <tr>
               <th scope="col">Name</th>
               <th scope="col">Token</th>
+              <th scope="col">Scopes</th>
               <th scope="col" className="num">
                 Created
               </th>
@@ -112,6 +143,7 @@ export function TokensPage() {
               <tr key={token.id} className={token.revoked_at ? "row--revoked" : undefined}>
                 <td>{token.name}</td>
                 <td className="mono">{token.display_prefix}…</td>
+                <td>{token.scopes.join(", ")}</td>
                 <td className="num">{new Date(token.created_at).toLocaleDateString()}</td>
                 <td className="num">
                   {token.last_used_at ? new Date(token.last_used_at).toLocaleString() : "never"}

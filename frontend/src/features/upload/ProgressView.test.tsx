@@ -25,6 +25,7 @@ function capture(change: Partial<Capture>): Capture {
     created_at: "2026-11-22T06:00:00Z",
     started_at: null,
     finished_at: null,
+    download_allowed: true,
     ...change,
   };
 }
