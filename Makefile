@@ -57,7 +57,7 @@ run: venv spa
 dev: venv
 	@echo "tcplens dev: open http://127.0.0.1:5173/ (API on http://127.0.0.1:8000/, /api proxied)"
 	@trap 'kill $$api 2>/dev/null' EXIT; \
-	TCPLENS_SPA_DIR=frontend/dist $(BIN)/uvicorn --factory tcplens.main:create_app --reload \
+	TCPLENS_SPA_DIR=frontend/dist $(BIN)/uvicorn --factory tcplens.main:create_app --reload --no-proxy-headers \
 		--reload-dir backend --reload-dir migrations --host 127.0.0.1 --port 8000 & api=$$!; \
 	$(NPM) run dev -w frontend
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from fastapi import FastAPI
 from sqlalchemy import Engine
 from starlette.middleware.trustedhost import TrustedHostMiddleware
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 import tcplens
 from tcplens.api import docs, problems, security_headers, spa
@@ -72,8 +73,13 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     app.add_middleware(BodyLimit, exempt=frozenset({("POST", f"{API_PREFIX}/captures")}))
     security_headers.install(app, production=settings.environment == "production")
     if settings.allowed_host_list:
-        # Outermost: a request naming another host is refused before anything reads its Host.
+        # A request naming another host is refused before anything reads its Host.
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=settings.allowed_host_list)
+    if settings.trusted_proxies:
+        # Outermost: everything inside sees the client the trusted proxy names (rate limits,
+        # the scheme of share URLs). `tcplens serve` turns uvicorn's own copy off, which by
+        # default believes X-Forwarded-For from any process on 127.0.0.1.
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=settings.trusted_proxies)
     app.include_router(api_router)
     docs.install(app, DOCS_PATH, f"{API_PREFIX}/openapi.json")
     spa.install(app, Path(settings.spa_dir) if settings.spa_dir else spa.default_spa_dir())

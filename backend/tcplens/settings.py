@@ -12,12 +12,13 @@ widens nothing, where ``~/.local/share`` would open ``/root``.
 
 from __future__ import annotations
 
+import ipaddress
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 # Secrets that ship in examples and compose files; a production deployment must not run with them.
 PLACEHOLDER_SECRETS = frozenset({"", "changethis", "change-me", "changeme", "secret", "tcplens"})
@@ -66,11 +67,36 @@ class Settings(BaseSettings):
     # Rate limits per client (in-process token buckets: per API process, not cluster-wide).
     login_attempts_per_minute: float = Field(default=10.0, gt=0)
     uploads_per_minute: float = Field(default=30.0, gt=0)
+    # And per account, whichever client asks: LOGIN_BURST_PER_ACCOUNT at once, then this many an
+    # hour (password guessing spread over many addresses).
+    login_attempts_per_account_per_hour: float = Field(default=30.0, gt=0)
+    # Reverse proxies (addresses or CIDR networks, comma-separated) whose X-Forwarded-For and
+    # X-Forwarded-Proto are believed. Empty (the default): nobody's; the peer is the client.
+    trusted_proxies: Annotated[list[str], NoDecode] = []
     # Base URL printed in share links when the request's own URL is not the public one.
     public_url: str | None = None
     # Host names (comma-separated; "*.example.net" for subdomains) this service answers to:
     # requests naming another Host are refused, so no link is built from a forged one. Unset: any.
     allowed_hosts: str | None = None
+
+    @field_validator("trusted_proxies", mode="before")
+    @classmethod
+    def _split_proxies(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [item.strip() for item in value.split(",") if item.strip()]
+        return value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies_are_networks(cls, value: list[str]) -> list[str]:
+        for item in value:
+            try:
+                ipaddress.ip_network(item, strict=False)
+            except ValueError as error:
+                raise ValueError(
+                    f"TCPLENS_TRUSTED_PROXIES: {item!r} is not an address or CIDR network"
+                ) from error
+        return value
 
     @model_validator(mode="after")
     def _refuse_placeholder_secret_in_production(self) -> Settings:

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -19,12 +16,7 @@ import pytest
 from sqlalchemy import Engine
 
 from tests.capture.shared_captures import LAB, require
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.serving import running_server
 
 
 def _tcplens(
@@ -52,34 +44,8 @@ def env(engine: Engine, database_url: str, tmp_path: Path) -> dict[str, str]:
 
 @pytest.fixture
 def server(env: dict[str, str], tmp_path: Path) -> Iterator[str]:
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tcplens.cli", "serve", "--port", str(port)],
-        env=env,
-        stdout=(tmp_path / "serve.log").open("wb"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    try:
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/api/v1/health", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    pytest.fail(
-                        "tcplens serve did not start: " + (tmp_path / "serve.log").read_text()
-                    )
-                time.sleep(0.2)
+    with running_server(env, tmp_path / "serve.log") as url:
         yield url
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 def test_users_and_tokens_commands(env: dict[str, str]) -> None:

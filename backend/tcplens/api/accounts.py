@@ -7,15 +7,15 @@ import uuid
 from fastapi import APIRouter, Request, Response, status
 
 from tcplens.api.auth import (
-    SESSION_COOKIE,
     AdminDep,
     ReaderDep,
     ViewerDep,
     clear_session_cookies,
+    session_cookie,
     set_session_cookies,
 )
 from tcplens.api.deps import SessionDep, SettingsDep
-from tcplens.api.rate_limit import TokenBucket
+from tcplens.api.rate_limit import bucket_of, client_of
 from tcplens.api.schemas import (
     Credentials,
     MemberInvite,
@@ -39,16 +39,24 @@ workspaces_router = APIRouter(prefix="/workspaces", tags=["workspaces"])
 tokens_router = APIRouter(prefix="/tokens", tags=["tokens"])
 
 
-def _login_bucket(request: Request, settings: Settings) -> TokenBucket:
-    bucket: TokenBucket | None = getattr(request.app.state, "login_bucket", None)
-    if bucket is None:
-        bucket = TokenBucket(settings.login_attempts_per_minute)
-        request.app.state.login_bucket = bucket
-    return bucket
+# Attempts on one account at once before the hourly rate applies (settings'
+# login_attempts_per_account_per_hour): a user mistyping a few times is never held back.
+LOGIN_BURST_PER_ACCOUNT = 10
 
 
-def _client_key(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
+def _limit_sign_in(request: Request, settings: Settings, email: str | None = None) -> None:
+    """Per client (its address: ``rate_limit.client_of``) and, for a login, per account, so
+    attempts spread over many addresses still meet a limit (OWASP ASVS 5.0 V6.3.1)."""
+    per_client = bucket_of(request, "login_bucket", settings.login_attempts_per_minute)
+    per_client.take(client_of(request), "sign-in attempts")
+    if email is not None:
+        per_account = bucket_of(
+            request,
+            "account_login_bucket",
+            settings.login_attempts_per_account_per_hour / 60.0,
+            burst=LOGIN_BURST_PER_ACCOUNT,
+        )
+        per_account.take(email.strip().lower(), "sign-in attempts for this account")
 
 
 def _session_out(session: SessionDep, user: User, csrf: str | None) -> SessionOut:
@@ -70,7 +78,7 @@ def sign_up(
     session: SessionDep,
     settings: SettingsDep,
 ) -> SessionOut:
-    _login_bucket(request, settings).take(_client_key(request), "sign-in attempts")
+    _limit_sign_in(request, settings)
     user = accounts.create_user(session, body.email, body.password)
     token = accounts.start_session(session, user, settings.session_max_age_s)
     return _session_out(session, user, set_session_cookies(response, settings, token))
@@ -84,7 +92,7 @@ def log_in(
     session: SessionDep,
     settings: SettingsDep,
 ) -> SessionOut:
-    _login_bucket(request, settings).take(_client_key(request), "sign-in attempts")
+    _limit_sign_in(request, settings, body.email)
     user = accounts.authenticate(session, body.email, body.password)
     token = accounts.start_session(session, user, settings.session_max_age_s)
     return _session_out(session, user, set_session_cookies(response, settings, token))
@@ -95,7 +103,7 @@ def log_out(
     request: Request, session: SessionDep, settings: SettingsDep, viewer: ViewerDep
 ) -> Response:
     # ViewerDep has checked the CSRF token: a cross-site page cannot sign the user out.
-    cookie = request.cookies.get(SESSION_COOKIE)
+    cookie = session_cookie(request, settings)
     if cookie:
         accounts.end_session(session, cookie)
     response = Response(status_code=status.HTTP_204_NO_CONTENT)
@@ -110,7 +118,7 @@ def me(
     user = session.get(User, viewer.user_id)
     if user is None:
         raise NotAuthenticated("sign in first")
-    cookie = request.cookies.get(SESSION_COOKIE)
+    cookie = session_cookie(request, settings)
     csrf = None
     if viewer.via == "session" and cookie:
         csrf = credentials.csrf_token_for(cookie, settings.secret_key.get_secret_value())

@@ -24,6 +24,11 @@ from tcplens.settings import Settings
 SESSION_COOKIE = "tcplens_session"
 CSRF_COOKIE = "tcplens_csrf"
 CSRF_HEADER = "X-CSRF-Token"
+# RFC 6265bis §4.1.3.2: a "__Host-" cookie is accepted only with Secure, Path=/ and no Domain,
+# so no sibling subdomain (or plain-http page) can set or overwrite it (session fixation).
+# Browsers take Secure cookies from http://127.0.0.1 and localhost too; with
+# TCPLENS_COOKIE_SECURE=false (plain http elsewhere) the names go without the prefix.
+HOST_PREFIX = "__Host-"
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
@@ -39,6 +44,15 @@ def get_service(request: Request) -> ServiceContext:
 ServiceDep = Annotated[ServiceContext, Depends(get_service)]
 
 
+def cookie_name(settings: Settings, name: str) -> str:
+    return HOST_PREFIX + name if settings.cookie_secure else name
+
+
+def session_cookie(request: Request, settings: Settings) -> str | None:
+    """The session token the browser sent, if any."""
+    return request.cookies.get(cookie_name(settings, SESSION_COOKIE))
+
+
 def set_session_cookies(response: Response, settings: Settings, token: str) -> str:
     csrf = credentials.csrf_token_for(token, settings.secret_key.get_secret_value())
     for name, value, httponly in (
@@ -47,7 +61,7 @@ def set_session_cookies(response: Response, settings: Settings, token: str) -> s
         (CSRF_COOKIE, csrf, False),
     ):
         response.set_cookie(
-            name,
+            cookie_name(settings, name),
             value,
             max_age=settings.session_max_age_s,
             secure=settings.cookie_secure,
@@ -60,7 +74,9 @@ def set_session_cookies(response: Response, settings: Settings, token: str) -> s
 
 def clear_session_cookies(response: Response, settings: Settings) -> None:
     for name in (SESSION_COOKIE, CSRF_COOKIE):
-        response.delete_cookie(name, path="/", secure=settings.cookie_secure, samesite="lax")
+        response.delete_cookie(
+            cookie_name(settings, name), path="/", secure=settings.cookie_secure, samesite="lax"
+        )
 
 
 def _bearer(request: Request) -> str | None:
@@ -86,7 +102,7 @@ def optional_viewer(request: Request, session: SessionDep, settings: SettingsDep
             default_workspace_id=holder.workspace_id,
             scopes=holder.scopes,
         )
-    cookie = request.cookies.get(SESSION_COOKIE)
+    cookie = session_cookie(request, settings)
     if not cookie:
         return None
     user = accounts.user_of_session(session, cookie)

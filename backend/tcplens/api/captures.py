@@ -15,7 +15,7 @@ from starlette.requests import ClientDisconnect
 from tcplens.api import uploads
 from tcplens.api.auth import ReaderDep, ServiceDep, WriterDep
 from tcplens.api.deps import SessionDep
-from tcplens.api.rate_limit import TokenBucket
+from tcplens.api.rate_limit import bucket_of
 from tcplens.api.schemas import (
     CaptureError,
     CaptureOut,
@@ -84,14 +84,6 @@ def top_finding_out(finding: Finding) -> TopFinding:
     )
 
 
-def _upload_bucket(request: Request, service: ServiceContext) -> TokenBucket:
-    bucket: TokenBucket | None = getattr(request.app.state, "upload_bucket", None)
-    if bucket is None:
-        bucket = TokenBucket(service.settings.uploads_per_minute)
-        request.app.state.upload_bucket = bucket
-    return bucket
-
-
 @router.post(
     "",
     status_code=status.HTTP_202_ACCEPTED,
@@ -120,7 +112,8 @@ async def upload_capture(
     filename: Annotated[str | None, Query(max_length=1024)] = None,
     workspace_id: uuid.UUID | None = None,
 ) -> UploadAccepted:
-    _upload_bucket(request, service).take(str(viewer.user_id), "uploads")
+    uploads_bucket = bucket_of(request, "upload_bucket", service.settings.uploads_per_minute)
+    uploads_bucket.take(str(viewer.user_id), "uploads")
     limit = service.settings.max_upload_bytes
     header = request.headers.get("content-length")
     # str.isdigit() also accepts '²' (latin-1 0xB2), which int() refuses: ASCII digits only

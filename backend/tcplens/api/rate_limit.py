@@ -3,6 +3,11 @@
 In-process on purpose (no extra server): each API process enforces its own buckets, so N
 processes allow up to N times the rate. That bounds password guessing and upload floods per
 process, which is what a single-machine deployment needs; a cluster would put this in its proxy.
+
+A client is the peer's address. Behind a reverse proxy that is the proxy's, unless the proxy is
+listed in ``TCPLENS_TRUSTED_PROXIES``: then uvicorn's ProxyHeadersMiddleware (``main.py``) takes
+the client from the right-most X-Forwarded-For address not a trusted proxy. Nobody else's
+X-Forwarded-For counts, so a client cannot pick a fresh address for each attempt.
 """
 
 from __future__ import annotations
@@ -11,6 +16,8 @@ import math
 import threading
 import time
 from collections import OrderedDict
+
+from starlette.requests import Request
 
 from tcplens.errors import TooManyRequests
 
@@ -39,3 +46,19 @@ class TokenBucket:
             self._buckets[key] = (tokens - 1.0, now)
             while len(self._buckets) > _MAX_KEYS:
                 self._buckets.popitem(last=False)
+
+
+def bucket_of(
+    request: Request, name: str, rate_per_minute: float, burst: float | None = None
+) -> TokenBucket:
+    """The app's bucket called ``name``, made on first use (one per app, kept on its state)."""
+    bucket: TokenBucket | None = getattr(request.app.state, name, None)
+    if bucket is None:
+        bucket = TokenBucket(rate_per_minute, burst)
+        setattr(request.app.state, name, bucket)
+    return bucket
+
+
+def client_of(request: Request) -> str:
+    """The client's address (see the module's docstring for proxies)."""
+    return request.client.host if request.client else "unknown"

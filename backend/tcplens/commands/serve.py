@@ -62,7 +62,13 @@ def run(args: argparse.Namespace) -> int:
             app = create_app(settings, engine)
             print(f"tcplens: serving on http://{shown_host}:{port}/", flush=True)
             config = uvicorn.Config(
-                app, host=host, port=port, log_level="info", server_header=False
+                app,
+                host=host,
+                port=port,
+                log_level="info",
+                server_header=False,
+                # Forwarded headers are the app's business (TCPLENS_TRUSTED_PROXIES, main.py).
+                proxy_headers=False,
             )
             server = uvicorn.Server(config)
             stop_on_signals(server)

@@ -15,7 +15,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, text
 
-from tcplens.api.auth import CSRF_HEADER, SESSION_COOKIE
+from tcplens.api.auth import CSRF_HEADER, HOST_PREFIX, SESSION_COOKIE
 from tcplens.main import create_app
 from tcplens.settings import Settings
 from tests.api.service_fixtures import Actor, sign_up
@@ -44,8 +44,9 @@ class Tenant:
     @property
     def session(self) -> dict[str, str]:
         """A browser's credentials: the session cookie and the CSRF header."""
-        cookie = self.actor.client.cookies.get(SESSION_COOKIE)
-        return {"Cookie": f"{SESSION_COOKIE}={cookie}", CSRF_HEADER: self.actor.csrf}
+        name = HOST_PREFIX + SESSION_COOKIE  # the settings' default: Secure cookies
+        cookie = self.actor.client.cookies.get(name)
+        return {"Cookie": f"{name}={cookie}", CSRF_HEADER: self.actor.csrf}
 
 
 @dataclass

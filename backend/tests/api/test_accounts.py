@@ -41,8 +41,11 @@ def test_sign_up_sets_a_secure_http_only_session_cookie(make_client) -> None:  #
     )
     assert response.status_code == 201
     cookies = response.headers.get_list("set-cookie")
-    session_cookie = next(c for c in cookies if c.startswith("tcplens_session="))
+    # the __Host- prefix: Secure, Path=/, no Domain (RFC 6265bis §4.1.3.2)
+    session_cookie = next(c for c in cookies if c.startswith("__Host-tcplens_session="))
     assert "HttpOnly" in session_cookie and "Secure" in session_cookie
+    assert "Path=/" in session_cookie and "domain" not in session_cookie.lower()
+    assert any(c.startswith("__Host-tcplens_csrf=") for c in cookies)
     assert "samesite=lax" in session_cookie.lower()
     body = response.json()
     assert body["user"]["email"] == "alice@example.com"
@@ -92,7 +95,8 @@ def test_unsafe_requests_with_the_cookie_need_the_csrf_header(make_client) -> No
 
 def test_logout_ends_the_session(make_client) -> None:  # type: ignore[no-untyped-def]
     actor = sign_up(make_client())
-    cookie = {"Cookie": f"tcplens_session={actor.client.cookies.get('tcplens_session')}"}
+    name = "__Host-tcplens_session"
+    cookie = {"Cookie": f"{name}={actor.client.cookies.get(name)}"}
     replay = make_client()
     assert replay.get("/api/v1/auth/me", headers=cookie).status_code == 200
     assert actor.client.post("/api/v1/auth/logout", headers=actor.headers()).status_code == 204
