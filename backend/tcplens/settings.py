@@ -61,8 +61,9 @@ class Settings(BaseSettings):
     # A worker that sent no heartbeat for this long is presumed dead; its job runs again.
     stalled_worker_timeout_s: float = Field(default=30.0, gt=0)
     worker_heartbeat_s: float = Field(default=5.0, gt=0)
-    # Browser sessions.
+    # Browser sessions: an absolute lifetime, and an end after this long without a request.
     session_max_age_s: int = Field(default=14 * 24 * 3600, ge=60)
+    session_idle_timeout_s: int = Field(default=8 * 3600, ge=60)
     cookie_secure: bool = True
     # Rate limits per client (in-process token buckets: per API process, not cluster-wide).
     login_attempts_per_minute: float = Field(default=10.0, gt=0)

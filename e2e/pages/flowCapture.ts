@@ -19,7 +19,9 @@ export interface FlowSummary {
 /** Signs up a fresh user in this request context; returns the CSRF token the upload needs. */
 export async function signUp(request: APIRequestContext): Promise<string> {
   await signUpViaApi(request, newEmail("graphs"));
-  const csrf = (await request.storageState()).cookies.find((c) => c.name === "__Host-tcplens_csrf" || c.name === "tcplens_csrf");
+  const csrf = (await request.storageState()).cookies.find(
+    (c) => c.name === "__Host-tcplens_csrf" || c.name === "tcplens_csrf",
+  );
   if (!csrf) throw new Error("no CSRF cookie after sign-up");
   return csrf.value;
 }

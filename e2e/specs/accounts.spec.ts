@@ -100,3 +100,73 @@ test("an owner adds a teammate by e-mail; an address without an account is refus
   await expect(page.getByRole("alert")).toBeVisible();
   await screenshot(page, "12-members");
 });
+
+test("a read-only token made in the browser cannot upload", async ({
+  page,
+  playwright,
+  baseURL,
+}) => {
+  await signUpInBrowser(page, newEmail("ivan"));
+  await page.getByRole("link", { name: "API tokens" }).click();
+  await page.getByLabel("Token name").fill("dashboards");
+  await page.getByLabel("Upload, delete and share captures").uncheck();
+  await page.getByRole("button", { name: "Create token" }).click();
+  const token = await page.getByLabel("Your new token").inputValue();
+  await expect(page.getByRole("row", { name: /dashboards/ })).toContainText("captures:read");
+  await expect(page.getByRole("row", { name: /dashboards/ })).not.toContainText("captures:write");
+  await screenshot(page, "13-token-scopes");
+
+  const script = await playwright.request.newContext({
+    baseURL,
+    extraHTTPHeaders: { Authorization: `Bearer ${token}` },
+  });
+  expect((await script.get("/api/v1/captures")).status()).toBe(200);
+  const upload = await script.post("/api/v1/captures?filename=x.pcap", {
+    data: Buffer.from("not even a capture"),
+    headers: { "Content-Type": "application/octet-stream" },
+  });
+  expect(upload.status()).toBe(403);
+  expect((await upload.json()).code).toBe("insufficient_scope");
+  await script.dispose();
+});
+
+test("changing the password signs out the other browsers; sign out everywhere ends this one too", async ({
+  page,
+  browser,
+  baseURL,
+}) => {
+  const email = newEmail("judy");
+  await signUpInBrowser(page, email);
+  const other = await browser.newContext({ baseURL });
+  const otherPage = await other.newPage();
+  await otherPage.goto("/login");
+  await otherPage.getByLabel("E-mail").fill(email);
+  await otherPage.getByLabel("Password").fill(PASSWORD);
+  await otherPage.getByRole("button", { name: "Sign in" }).click();
+  await otherPage.getByRole("heading", { name: "Captures" }).waitFor();
+
+  await page.getByRole("link", { name: email }).click();
+  await expect(page.getByRole("heading", { name: "Your account" })).toBeVisible();
+  await page.getByLabel("Current password").fill(PASSWORD);
+  await page.getByLabel("New password").fill("password1234");
+  await page.getByRole("button", { name: "Change password" }).click();
+  await expect(page.getByRole("alert")).toContainText("too easy to guess");
+  const newPassword = "tangerine lighthouse velvet";
+  await page.getByLabel("New password").fill(newPassword);
+  await page.getByRole("button", { name: "Change password" }).click();
+  await expect(page.getByRole("status")).toContainText("Password changed");
+  await screenshot(page, "14-account-password-changed");
+
+  // This browser goes on (a new session id); the other one is signed out.
+  await page.getByRole("link", { name: "Captures" }).click();
+  await expect(page.getByRole("heading", { name: "Captures" })).toBeVisible();
+  await otherPage.goto("/settings/tokens");
+  await expect(otherPage).toHaveURL(/\/login/);
+
+  await page.getByRole("link", { name: email }).click();
+  await page.getByRole("button", { name: "Sign out everywhere" }).click();
+  await expect(page).toHaveURL(/\/login/);
+  await page.goto("/settings/tokens");
+  await expect(page).toHaveURL(/\/login/);
+  await other.close();
+});

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Request, Response, status
 
 from tcplens.api.auth import (
     AdminDep,
+    BrowserDep,
     ReaderDep,
     ViewerDep,
     clear_session_cookies,
@@ -20,6 +21,7 @@ from tcplens.api.schemas import (
     Credentials,
     MemberInvite,
     MemberOut,
+    PasswordChange,
     SessionOut,
     TokenCreate,
     TokenIssued,
@@ -106,6 +108,42 @@ def log_out(
     cookie = session_cookie(request, settings)
     if cookie:
         accounts.end_session(session, cookie)
+    response = Response(status_code=status.HTTP_204_NO_CONTENT)
+    clear_session_cookies(response, settings)
+    return response
+
+
+@auth_router.post(
+    "/password",
+    response_model=SessionOut,
+    summary="Change the password; every other session ends, this one gets a new id",
+)
+def change_password(
+    body: PasswordChange,
+    request: Request,
+    response: Response,
+    session: SessionDep,
+    settings: SettingsDep,
+    viewer: BrowserDep,
+) -> SessionOut:
+    user = session.get(User, viewer.user_id)
+    if user is None:
+        raise NotAuthenticated("sign in first")
+    # A stolen session must not become a way to guess the password: the per-account limit.
+    _limit_sign_in(request, settings, user.email)
+    accounts.change_password(session, user, body.current_password, body.new_password)
+    token = accounts.start_session(session, user, settings.session_max_age_s)
+    return _session_out(session, user, set_session_cookies(response, settings, token))
+
+
+@auth_router.post(
+    "/logout-everywhere",
+    status_code=status.HTTP_204_NO_CONTENT,
+    summary="Sign out everywhere: every browser session of this user ends, this one too",
+)
+def log_out_everywhere(settings: SettingsDep, session: SessionDep, viewer: BrowserDep) -> Response:
+    assert viewer.user_id is not None
+    accounts.end_all_sessions(session, viewer.user_id)
     response = Response(status_code=status.HTTP_204_NO_CONTENT)
     clear_session_cookies(response, settings)
     return response

@@ -36,6 +36,10 @@ class CsrfFailed(PermissionDenied):
     code = "csrf_failed"
 
 
+class SessionRequired(PermissionDenied):
+    code = "session_required"
+
+
 def get_service(request: Request) -> ServiceContext:
     service: ServiceContext = request.app.state.service
     return service
@@ -105,7 +109,7 @@ def optional_viewer(request: Request, session: SessionDep, settings: SettingsDep
     cookie = session_cookie(request, settings)
     if not cookie:
         return None
-    user = accounts.user_of_session(session, cookie)
+    user = accounts.user_of_session(session, cookie, settings.session_idle_timeout_s)
     if user is None:
         return None
     if request.method not in _SAFE_METHODS:
@@ -153,7 +157,14 @@ def _admin(viewer: ViewerDep) -> Viewer:
     return viewer.requiring("admin")
 
 
+def _browser(viewer: ViewerDep) -> Viewer:
+    if viewer.via != "session":
+        raise SessionRequired("only a signed-in browser does this, not an API token")
+    return viewer
+
+
 ReaderDep = Annotated[Viewer, Depends(_reader)]
+BrowserDep = Annotated[Viewer, Depends(_browser)]
 WriterDep = Annotated[Viewer, Depends(_writer)]
 AdminDep = Annotated[Viewer, Depends(_admin)]
 OptionalViewerDep = Annotated[Viewer | None, Depends(optional_viewer)]

@@ -61,6 +61,15 @@ class Credentials(BaseModel):
     password: str = Field(max_length=1024)
 
 
+class PasswordChange(BaseModel):
+    current_password: str = Field(max_length=1024)
+    new_password: str = Field(
+        max_length=1024,
+        description="12 to 1024 characters, not guessable (checked against lists of breached "
+        "passwords, words and names); no rules on which characters",
+    )
+
+
 class MemberOut(BaseModel):
     user_id: uuid.UUID
     email: str

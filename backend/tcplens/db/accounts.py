@@ -69,6 +69,10 @@ class BrowserSession(Base):
     )
     created_at: Mapped[datetime] = created_at_column()
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # The last request made with it (to the minute): past the idle timeout it opens nothing.
+    last_seen_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now()
+    )
 
 
 class ApiToken(Base):

@@ -74,8 +74,9 @@ def purge_expired(timestamp: int) -> None:
     expired or revoked long ago (services.sharing.DEAD_LINK_RETENTION)."""
     from tcplens.services import accounts, sharing
 
-    with current_context().sessionmaker() as session:
-        sessions = accounts.purge_expired_sessions(session)
+    context = current_context()
+    with context.sessionmaker() as session:
+        sessions = accounts.purge_expired_sessions(session, context.settings.session_idle_timeout_s)
         links = sharing.purge_dead_links(session)
     if sessions or links:
         logger.info("purged %d expired sessions and %d dead share links", sessions, links)

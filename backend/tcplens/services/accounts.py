@@ -2,7 +2,11 @@
 
 Every user gets a personal workspace at sign-up, of which they are the owner; an owner invites
 other existing users by e-mail address. Login failures say the same thing for a missing account and
-a wrong password.
+a wrong password. Passwords follow ``password_policy``.
+
+A browser session ends at its absolute expiry, after ``idle_timeout_s`` without a request
+(OWASP ASVS 5.0 V7.3.1), at logout, when the user signs out everywhere, and when the password
+changes (every session but the one that changed it, which gets a new id: V7.4.3, V7.2.4).
 """
 
 from __future__ import annotations
@@ -14,14 +18,15 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
+from sqlalchemy.sql import ColumnElement
 
 from tcplens.db.accounts import BrowserSession, Membership, User, Workspace
 from tcplens.db.captures import Capture, ShareLink
 from tcplens.errors import Conflict, InvalidInput, NotAuthenticated, NotFound, PermissionDenied
-from tcplens.services import credentials
+from tcplens.services import credentials, password_policy
 
-MIN_PASSWORD_LENGTH = 10
-MAX_PASSWORD_LENGTH = 1024  # argon2 hashes anything, but a megabyte "password" is a DoS
+# last_seen_at is written at most this often per session (the idle timeout is far longer).
+LAST_SEEN_RESOLUTION = timedelta(minutes=1)
 
 
 class EmailTaken(Conflict):
@@ -44,8 +49,8 @@ class NotWorkspaceOwner(PermissionDenied):
     code = "not_workspace_owner"
 
 
-class WeakPassword(InvalidInput):
-    code = "weak_password"
+class WrongPassword(PermissionDenied):
+    code = "wrong_password"
 
 
 def normalize_email(email: str) -> str:
@@ -74,11 +79,7 @@ def display_name(name: str, *, field: str) -> str:
 def create_user(session: Session, email: str, password: str) -> User:
     """A new user with a personal workspace they own (committed)."""
     email = normalize_email(email)
-    if not MIN_PASSWORD_LENGTH <= len(password) <= MAX_PASSWORD_LENGTH:
-        raise WeakPassword(
-            f"a password needs {MIN_PASSWORD_LENGTH} to {MAX_PASSWORD_LENGTH} characters",
-            field="password",
-        )
+    password_policy.check_new_password(password, email=email)
     user = User(email=email, password_hash=credentials.hash_password(password))
     workspace = Workspace(name=email)
     session.add_all([user, workspace])
@@ -106,7 +107,9 @@ def authenticate(session: Session, email: str, password: str) -> User:
         email = ""
     user = session.scalar(select(User).where(User.email == email)) if email else None
     # verify_password runs argon2 even without a user: same cost either way.
-    if not credentials.verify_password(user.password_hash if user else None, password[:1024]):
+    if not credentials.verify_password(
+        user.password_hash if user else None, password[: password_policy.MAX_LENGTH]
+    ):
         raise BadCredentials("wrong e-mail address or password")
     assert user is not None
     return user
@@ -126,23 +129,58 @@ def start_session(session: Session, user: User, max_age_s: int) -> str:
     return token
 
 
-def user_of_session(session: Session, token: str) -> User | None:
-    return session.scalar(
-        select(User)
-        .join(BrowserSession, BrowserSession.user_id == User.id)
-        .where(
-            BrowserSession.token_hash == credentials.token_digest(token),
-            BrowserSession.expires_at > func.now(),
-        )
+def _live(idle_timeout_s: int) -> ColumnElement[bool]:
+    return (BrowserSession.expires_at > func.now()) & (
+        BrowserSession.last_seen_at > func.now() - timedelta(seconds=idle_timeout_s)
     )
 
 
-def purge_expired_sessions(session: Session) -> int:
-    """Delete the rows of sessions past their expiry (they no longer open anything); the
-    number deleted."""
-    result = session.execute(delete(BrowserSession).where(BrowserSession.expires_at <= func.now()))
+def user_of_session(session: Session, token: str, idle_timeout_s: int) -> User | None:
+    """The user of a live session (neither expired nor idle too long), which counts as seen."""
+    digest = credentials.token_digest(token)
+    user = session.scalar(
+        select(User)
+        .join(BrowserSession, BrowserSession.user_id == User.id)
+        .where(BrowserSession.token_hash == digest, _live(idle_timeout_s))
+    )
+    if user is not None:
+        session.execute(
+            update(BrowserSession)
+            .where(
+                BrowserSession.token_hash == digest,
+                BrowserSession.last_seen_at < func.now() - LAST_SEEN_RESOLUTION,
+            )
+            .values(last_seen_at=func.now())
+        )
+        session.commit()
+    return user
+
+
+def purge_expired_sessions(session: Session, idle_timeout_s: int) -> int:
+    """Delete the rows of sessions expired or idle too long (they no longer open anything);
+    the number deleted."""
+    result = session.execute(delete(BrowserSession).where(~_live(idle_timeout_s)))
     session.commit()
     return int(result.rowcount)  # type: ignore[attr-defined]
+
+
+def end_all_sessions(session: Session, user_id: uuid.UUID) -> int:
+    """Sign the user out everywhere: every browser session ends (API tokens are revoked one by
+    one, on their page). The number ended."""
+    result = session.execute(delete(BrowserSession).where(BrowserSession.user_id == user_id))
+    session.commit()
+    return int(result.rowcount)  # type: ignore[attr-defined]
+
+
+def change_password(session: Session, user: User, current: str, new: str) -> None:
+    """Set a new password after checking the current one (ASVS 5.0 V6.2.3), and end every
+    session of the user: the caller starts a new one for the browser that asked."""
+    if not credentials.verify_password(user.password_hash, current[: password_policy.MAX_LENGTH]):
+        raise WrongPassword("the current password is not right")
+    password_policy.check_new_password(new, email=user.email)
+    user.password_hash = credentials.hash_password(new)
+    session.execute(delete(BrowserSession).where(BrowserSession.user_id == user.id))
+    session.commit()
 
 
 def end_session(session: Session, token: str) -> None:

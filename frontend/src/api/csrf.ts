@@ -8,7 +8,8 @@ const CSRF_COOKIES = ["__Host-tcplens_csrf", "tcplens_csrf"];
 export function csrfToken(): string | null {
   for (const part of document.cookie.split(";")) {
     const [name, ...value] = part.trim().split("=");
-    if (name !== undefined && CSRF_COOKIES.includes(name)) return decodeURIComponent(value.join("="));
+    if (name !== undefined && CSRF_COOKIES.includes(name))
+      return decodeURIComponent(value.join("="));
   }
   return null;
 }

@@ -55,6 +55,27 @@ export function useSignIn(mode: "login" | "signup") {
   });
 }
 
+export function useChangePassword() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (body: { current_password: string; new_password: string }) =>
+      unwrap(api.POST("/api/v1/auth/password", { body })),
+    // The session has a new id and CSRF token (the cookies were replaced too).
+    onSuccess: (session) => client.setQueryData(SESSION_KEY, session),
+  });
+}
+
+export function useSignOutEverywhere() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: () => unwrap(api.POST("/api/v1/auth/logout-everywhere")),
+    onSuccess: () => {
+      client.clear();
+      client.setQueryData(SESSION_KEY, null);
+    },
+  });
+}
+
 export function useSignOut() {
   const client = useQueryClient();
   return useMutation({

@@ -72,9 +72,13 @@ export function TopBar({ children }: { children?: React.ReactNode }) {
         <ThemeToggle />
         {user ? (
           <>
-            <span className="topbar__user" title={user.email}>
+            <NavLink
+              to="/settings/account"
+              className="topbar__user"
+              title={`${user.email}: your account`}
+            >
               {user.email}
-            </span>
+            </NavLink>
             <button
               type="button"
               className="button button--quiet"

@@ -2,6 +2,7 @@ import { createBrowserRouter, Outlet } from "react-router";
 import { AppShell, TopBar } from "../app/AppShell";
 import { NotFound } from "../app/NotFound";
 import { RouteError } from "../app/RouteError";
+import { AccountPage } from "../features/account/AccountPage";
 import { AuthPage } from "../features/auth/AuthPage";
 import { CapturesPage } from "../features/captures/CapturesPage";
 import { HealthStatus } from "../features/health/HealthStatus";
@@ -74,6 +75,7 @@ export const routes = [
               { path: "/captures/:captureId/flows/:flowId", element: <FlowPageRoute /> },
               { path: "/settings/tokens", element: <TokensPage /> },
               { path: "/settings/members", element: <MembersPage /> },
+              { path: "/settings/account", element: <AccountPage /> },
               { path: "*", element: <NotFound /> },
             ],
           },

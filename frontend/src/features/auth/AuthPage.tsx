@@ -62,7 +62,7 @@ export function AuthPage({ mode }: { mode: "login" | "signup" }) {
             type="password"
             autoComplete={isLogin ? "current-password" : "new-password"}
             required
-            minLength={isLogin ? undefined : 8}
+            minLength={isLogin ? undefined : 12}
             value={password}
             onChange={(e) => setPassword(e.currentTarget.value)}
           />
