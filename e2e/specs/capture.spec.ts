@@ -116,6 +116,9 @@ test("the share link opens the same diagnosis without signing in", async ({ brow
   await expect(link).toHaveValue(/\/shared\/[A-Za-z0-9_-]{22,}$/);
   const shareUrl = await link.inputValue();
   await expect(dialog.getByRole("cell", { name: "active" })).toBeVisible();
+  // By default the link opens the analysis only, and the dialog says so.
+  await expect(dialog.getByText(/opens the analysis only \(no file download\)/)).toBeVisible();
+  await expect(dialog.getByRole("cell", { name: "analysis only" })).toBeVisible();
   await screenshot(page, "03-share-dialog");
   await dialog.getByRole("button", { name: "Close" }).click();
 
@@ -132,6 +135,7 @@ test("the share link opens the same diagnosis without signing in", async ({ brow
   await expect(strangerPage.locator(".diagnosis")).toHaveText(diagnosis);
   await expect(strangerPage.locator("tr[data-flow='1']")).toContainText("10.77.0.1:59368");
   await expect(strangerPage.getByRole("button", { name: "Share" })).toHaveCount(0);
+  await expect(strangerPage.getByRole("link", { name: "Download" })).toHaveCount(0);
   await screenshot(strangerPage, "04-shared-view");
 
   // Revoked, the link opens nothing any more.

@@ -122,6 +122,7 @@ def tenants(tmp_path_factory: pytest.TempPathFactory, engine: Engine) -> Iterato
         spa_dir=data / "spa",
         in_process_worker=True,  # the real worker analyses the uploads
         login_attempts_per_minute=100_000.0,
+        login_attempts_per_account_per_hour=1e9,
         uploads_per_minute=100_000.0,
         max_upload_bytes=4 * 1024 * 1024,
     )

@@ -83,14 +83,18 @@ def operations() -> list[tuple[str, str]]:
     ]
 
 
+SESSION_ENDING = ("/api/v1/auth/logout", "/api/v1/auth/logout-everywhere", "/api/v1/auth/password")
+
+
 def callers_of(method: str, path: str) -> list[str]:
-    """member: an API token; session: the browser's cookie and CSRF header (signing out would
-    end it for the rest of the run, so not that); anonymous; share: a share link's token."""
+    """member: an API token; session: the browser's cookie and CSRF header (signing out, out
+    everywhere or changing the password would end it for the rest of the run, so not those);
+    anonymous; share: a share link's token."""
     if path.startswith("/api/v1/shared/"):
         return ["share"]
     if path in ("/api/v1/auth/signup", "/api/v1/auth/login"):
         return ["sign-in"]  # anonymous; each request costs an argon2 hash, so only once
-    if (method, path) == ("POST", "/api/v1/auth/logout"):
+    if method == "POST" and path in SESSION_ENDING:
         return ["member", "anonymous"]
     return ["member", "session", "anonymous"]
 

@@ -1,4 +1,4 @@
-"""Expired browser sessions and long-dead share links are deleted by a periodic maintenance task
+"""Expired (or idle) browser sessions and long-dead share links are deleted by a periodic maintenance task
 that a real worker runs; live sessions and links (and recently dead links, still listed to their
 owner) stay."""
 
@@ -52,15 +52,18 @@ def test_the_worker_purges_expired_sessions_and_dead_share_links(
     now = datetime.now(UTC)
     sessions = make_sessionmaker(engine)
     with sessions() as session:
-        for name, expires in [
-            ("expired", now - timedelta(seconds=1)),
-            ("live", now + timedelta(hours=1)),
+        idle = timedelta(seconds=settings.session_idle_timeout_s)
+        for name, expires, seen in [
+            ("expired", now - timedelta(seconds=1), now),
+            ("live", now + timedelta(hours=1), now - idle + timedelta(minutes=5)),
+            ("idle", now + timedelta(hours=1), now - idle - timedelta(seconds=1)),
         ]:
             session.add(
                 BrowserSession(
                     token_hash=f"{name}-{uuid.uuid4().hex}",
                     user_id=actor.user_id,
                     expires_at=expires,
+                    last_seen_at=seen,
                 )
             )
         links = {
