@@ -16,13 +16,14 @@ NPM := npm --no-audit --no-fund --loglevel=error
 # Each check is a `check-<name>` target; `make test` runs them all and prints one summary table.
 CHECKS := ruff format mypy imports pytest api-client tsc biome vitest e2e
 
-.PHONY: help venv system-deps node-deps spa api-client run dev test bench lab eval $(addprefix check-,$(CHECKS))
+.PHONY: help venv system-deps node-deps spa kernels api-client run dev test bench lab eval $(addprefix check-,$(CHECKS))
 
 help:
 	@echo "make run    install everything, start tcplens serve and print its URL"
 	@echo "make test   install everything and run every check and test (summary at the end)"
 	@echo "make dev    API with auto-reload on :8000 behind the Vite dev server on :5173"
 	@echo "make venv   only install (Debian packages, Python virtualenv, node modules)"
+	@echo "make kernels  compile the analysis kernels into their cache (skipped when up to date)"
 	@echo "make bench  run every bench/*.py"
 	@echo "make lab    regenerate the scenario lab's captures into e2e/lab/out/ (root; LAB='--only NAME')"
 	@echo "make eval   how right the diagnosis is on the lab's captures and ../shared/captures (EVAL='--json F')"
@@ -51,17 +52,22 @@ $(SPA_INDEX): $(SPA_SOURCES) $(NODE_STAMP)
 
 spa: $(SPA_INDEX)
 
-run: venv spa
+# The analysis kernels compiled once per source change (~2 min of one core), with progress, so that
+# no analysis compiles; the command itself knows whether its cache is up to date (tcplens.kernel_cache).
+kernels: $(PY_STAMP)
+	@$(BIN)/tcplens kernels
+
+run: venv spa kernels
 	$(BIN)/tcplens serve
 
-dev: venv
+dev: venv kernels
 	@echo "tcplens dev: open http://127.0.0.1:5173/ (API on http://127.0.0.1:8000/, /api proxied)"
 	@trap 'kill $$api 2>/dev/null' EXIT; \
 	TCPLENS_SPA_DIR=frontend/dist $(BIN)/uvicorn --factory tcplens.main:create_app --reload --no-proxy-headers \
 		--reload-dir backend --reload-dir migrations --host 127.0.0.1 --port 8000 & api=$$!; \
 	$(NPM) run dev -w frontend
 
-test: venv spa
+test: venv spa kernels
 	@MAKE="$(MAKE)" scripts/run-checks $(CHECKS)
 
 check-ruff:
@@ -101,7 +107,7 @@ check-e2e: $(SPA_INDEX)
 
 # Byte-compiled first: an installed tcplens has its .pyc (pip writes them), but this editable checkout
 # gets none where PYTHONDONTWRITEBYTECODE is set, and each `tcplens analyze` would compile ~60 modules.
-bench: venv
+bench: venv kernels
 	$(BIN)/python -m compileall -q backend/tcplens
 	$(BIN)/python bench/run.py $(BENCH)
 

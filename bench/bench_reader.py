@@ -7,7 +7,10 @@ later in time, all with numpy. Then measures, in a fresh process:
 * the reader cold (import + loading the cached kernels + reading) and warm (best of 5 reads),
   in wall and in CPU time (on a shared machine wall time includes waiting for a core);
 * its peak resident memory above the process's baseline, against the file size (target ≤ 2×);
-* ``tcptrace -l -r`` on the same file (the reference: issue 3 measured ~2.6M packets/s here).
+* ``tcptrace -l -r`` on the same file (the reference: issue 3 measured ~2.6M packets/s here);
+* each file of tcpdump's regression captures (many deliberately malformed) read or refused, in
+  one process: the slowest files' seconds, against a limit of 10 s per file (the test,
+  ``tests/capture/test_reader.py``, checks what each file gives, not how long it takes).
 """
 
 from __future__ import annotations
@@ -28,6 +31,23 @@ TEMPLATE = ROOT.parent / "shared" / "captures" / "lab" / "lossy_download.pcap"
 OUT_DIR = ROOT / ".bench"
 TARGET_PACKETS = 1_000_000
 TARGET_RATE = 10e6  # packets/s, issue 3
+TCPDUMP_TESTS = ROOT.parent / "shared" / "captures" / "corpus" / "tcpdump-tests"
+PER_FILE_SECONDS = 10.0
+
+# each path on the command line read (or refused) in turn, after the first (the kernels' load)
+CORPUS = r"""
+import json, sys, time
+from tcplens.capture import CaptureError, read_capture
+seconds = {}
+for path in sys.argv[1:]:
+    started = time.perf_counter()
+    try:
+        read_capture(path)
+    except CaptureError:
+        pass
+    seconds[path] = time.perf_counter() - started
+print(json.dumps(seconds))
+"""
 
 
 def build_capture(path: Path) -> int:
@@ -160,6 +180,22 @@ def main() -> int:
     ok = max(wall_rate, cpu_rate) >= TARGET_RATE and peak <= 2 * size
     verdict = "met" if ok else "NOT met"
     print(f"target           ≥ {TARGET_RATE / 1e6:.0f}M packets/s, ≤ 2× file size: {verdict}")
+    files = sorted(p for p in TCPDUMP_TESTS.glob("*") if p.is_file())
+    if files:
+        out = subprocess.run(
+            [sys.executable, "-c", CORPUS, str(files[0]), *map(str, files)],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        seconds = json.loads(out.stdout)
+        slowest = sorted(((s, Path(p).name) for p, s in seconds.items()), reverse=True)[:3]
+        worst = slowest[0][0]
+        print(
+            f"tcpdump corpus   {len(files)} files read or refused; slowest "
+            + ", ".join(f"{name} {s:.2f} s" for s, name in slowest)
+            + f" (≤ {PER_FILE_SECONDS:.0f} s each: {'met' if worst <= PER_FILE_SECONDS else 'NOT met'})"
+        )
     return 0  # a measurement, not a test: the verdict line says whether the target was met
 
 

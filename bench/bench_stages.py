@@ -2,8 +2,7 @@
 
 Complements bench_analyze.py (which times whole runs from outside against ``tcptrace -l -r``).
 Each run here is the ``tcplens analyze --json`` program as a user runs it, in its own process:
-its imports overlapping the helper thread that maps the file in ahead (``capture.ahead``), its
-kernels loaded from the numba cache, fresh memory, its release of memory before the exit. The
+its imports, its kernels loaded from the numba cache, fresh memory, its exit. The
 stages are timed inside it by ``STAGES``, a wrapper that times a few named functions of the
 product as their modules finish importing (nothing is imported earlier than the program does
 it). An earlier version ran the stages in-process, warm, one after the other: that hid what
@@ -38,8 +37,8 @@ MARKER = "tcplens-stages "
 CHECKOUT_ENV = {**os.environ, "PYTHONPATH": str(ROOT / "backend")}
 
 # The program, with the functions below timed (module, attribute; ``Class.method`` for a
-# method) once their modules are imported by the program itself; at its exit (``cli.
-# _end_one_shot``) one line on stderr: MARKER + JSON {stage: seconds}.
+# method) once their modules are imported by the program itself; at its exit (``runtime.
+# exit_now``) one line on stderr: MARKER + JSON {stage: seconds}.
 STAGES = {
     "walk": ("tcplens.capture.reader", "walk_pcap"),
     "decode": ("tcplens.capture.reader", "_Reading._decode"),
@@ -49,7 +48,6 @@ STAGES = {
     "rtt": ("tcplens.tcp.analyze", "rtt_samples"),
     "diagnose": ("tcplens.diagnosis", "diagnose"),
     "output": ("tcplens.report", "write_report"),
-    "release": ("tcplens.heap", "release_memory_before_exit"),
 }
 PROGRAM = """
 import builtins, json, sys, time
@@ -97,13 +95,14 @@ def hooked_import(*args, **kwargs):
 builtins.__import__ = hooked_import
 
 import tcplens.cli as cli
-real_end = cli._end_one_shot
+import tcplens.runtime as runtime
+real_end = runtime.exit_now
 def end(code):
     if waiting:
         sys.stderr.write(f"stages never reached: {sorted(waiting)}\\n")
     sys.stderr.write(MARKER + json.dumps(spent) + "\\n")
     real_end(code)
-cli._end_one_shot = end
+runtime.exit_now = end
 sys.argv[0] = "tcplens"
 cli.main()
 """

@@ -10,7 +10,6 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, BinaryIO
 
-from tcplens.capture.ahead import MappedAhead
 from tcplens.capture.compression import DEFAULT_MAX_BYTES, sniff_format
 from tcplens.capture.errors import (
     CaptureError,
@@ -27,7 +26,7 @@ if TYPE_CHECKING:
 
 
 def read_capture(
-    source: str | os.PathLike[str] | BinaryIO | MappedAhead,
+    source: str | os.PathLike[str] | BinaryIO,
     *,
     max_bytes: int | None = DEFAULT_MAX_BYTES,
     progress: Callable[[int, int], None] | None = None,
@@ -49,7 +48,6 @@ __all__ = [
     "CaptureTooLargeError",
     "CompressionError",
     "MalformedCaptureError",
-    "MappedAhead",
     "NotACaptureError",
     "UnsupportedCaptureError",
     "read_capture",

@@ -65,12 +65,9 @@ class Consumed(Protocol):
 
 
 class MappedBuffer(CaptureBuffer):
-    def __init__(self, file: BinaryIO, size: int, mapping: mmap.mmap | None = None) -> None:
-        """``mapping``: the file's, if it is mapped already (``ahead.MappedAhead``)."""
+    def __init__(self, file: BinaryIO, size: int) -> None:
         self.size = self.source_size = size
-        self._map = (
-            mapping if mapping is not None else mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
-        )
+        self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
         self.whole: U8 = np.frombuffer(self._map, np.uint8)
         self._address = self.whole.ctypes.data
         self._released = 0  # pages before this offset were dropped from the process

@@ -92,7 +92,6 @@ class TableColumns:
     handshake: Entries
     sack_blocks: Entries
     long_lengths: Entries
-    populated: bool = True
 
     def rows_from(self, first: int) -> TableColumns:
         """The dense columns from row ``first`` on (the entries are shared)."""
@@ -107,7 +106,7 @@ def allocate_columns(n: int, pcap: bool, *, populate: bool = True) -> TableColum
     the TCP analysis is done with at the same step (``table.DONE_AFTER_*``): where it consumes
     the table, each block comes free whole, for arrays of any size (``memory.recycling``).
     Their pages are populated at once (``MADV_POPULATE_WRITE``), or, with ``populate=False``,
-    by ``paging`` just ahead of the decoding: first touches one 4 KiB page at a time cost
+    first touched by the decoding, on all cores: first touches one 4 KiB page at a time cost
     about twice the kernel time here, and numpy's own arrays of ≥ 4 MiB ask for transparent
     huge pages, whose first touches stall in memory compaction on this shared machine
     (bulk_5M read: 1.2-1.6 s of system time with them, 0.4 s without). A pcap has no
@@ -121,7 +120,6 @@ def allocate_columns(n: int, pcap: bool, *, populate: bool = True) -> TableColum
         Entries(HANDSHAKE, n),
         Entries(SACK_BLOCKS, n),
         Entries(LONG_LENGTHS, n),
-        populate,
     )
 
 
@@ -187,7 +185,7 @@ def _blocks(shapes: dict[str, tuple[int, np.dtype[Any]]], populate: bool) -> Col
     for names in blocks:
         sizes = [shapes[name][0] * shapes[name][1].itemsize for name in names]
         starts = np.concatenate([[0], np.cumsum([-(-size // 64) * 64 for size in sizes])])
-        block = anonymous_memory(int(starts[-1]), populate=populate, dense=True)
+        block = anonymous_memory(int(starts[-1]), populate=populate)
         for name, start, size in zip(names, starts[:-1].tolist(), sizes, strict=True):
             out[name] = block[start : start + size].view(shapes[name][1])
     return out

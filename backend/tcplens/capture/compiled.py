@@ -1,17 +1,14 @@
 """The one way the reader compiles its per-packet kernels: numba, cached on disk.
 
 Kernels are the only place a loop runs per packet (CONVENTIONS: never in Python). ``cache=True``
-stores the machine code in ``__pycache__`` next to the source, so a process pays only the load
-(~0.2 s) and not the compilation. Importing this module imports numba, so the reader imports the
+stores the machine code in the core's kernel cache (:mod:`tcplens.kernel_cache`), so a process
+pays only the load (~0.2 s) and not the compilation. Importing this module imports numba, so the reader imports the
 kernel modules lazily, inside ``read_capture``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 from collections.abc import Callable
-from pathlib import Path
 from typing import TypeVar, cast
 
 import numba
@@ -21,47 +18,14 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
+from tcplens import kernel_cache
 from tcplens.capture.table import U8
 
 F = TypeVar("F", bound=Callable[..., object])
 
-_KERNEL_MODULES = (
-    "compiled", "link", "headers", "decode", "pcap", "pcap_walk", "pcapng", "dns", "records", "table",
-    "addresses", "formats",
-)  # fmt: skip
-
-
-def drop_stale_kernel_cache(package_file: str, modules: tuple[str, ...]) -> None:
-    """Delete a package's cached kernels if they were compiled from other versions of ``modules``.
-
-    numba keys a cached kernel on its own file's timestamp only, but kernels inline kernels from
-    other modules (``read_u32``, ``skip_link_header``): after a change there, numba would load
-    stale machine code. So the package's cache is tagged with a digest of all its kernel sources,
-    this module's included: its intrinsics and ``in_turn`` are inlined into any package's
-    kernels. Call it at the top of the package's kernel modules (before any ``cache=True``
-    function), with ``__file__`` of one of them and the names of every module of the package
-    whose kernels they use.
-    """
-    package = Path(package_file).resolve().parent
-    digest = hashlib.sha256(Path(__file__).read_bytes())
-    for name in modules:
-        digest.update((package / f"{name}.py").read_bytes())
-    cache = package / "__pycache__"
-    tag = cache / "kernels.sha256"
-    try:
-        if tag.read_text() == digest.hexdigest():
-            return
-    except OSError:
-        pass
-    with contextlib.suppress(OSError):
-        cache.mkdir(exist_ok=True)
-        for stale in [*cache.glob("*.nbi"), *cache.glob("*.nbc")]:
-            stale.unlink(missing_ok=True)
-        tag.write_text(digest.hexdigest())
-
-
-drop_stale_kernel_cache(__file__, _KERNEL_MODULES)
-numba.config.THREADING_LAYER = "workqueue"  # type: ignore[attr-defined]  # see parallel_kernel
+# numba's cache for every kernel of the core, keyed on all of the core's sources (kernel_cache):
+# set before any kernel is defined, and every kernel module imports this one first
+kernel_cache.use()
 
 
 def kernel(function: F) -> F:
@@ -72,10 +36,11 @@ def kernel(function: F) -> F:
 def parallel_kernel(function: F) -> F:
     """A kernel whose ``numba.prange`` loops run on all cores (rows independent of each other).
 
-    The threading layer is numba's own ``workqueue``: the analysis runs in processes forked from
-    a warmed-up fork server, and GNU OpenMP (numba's first choice when present) aborts a process
-    that forks after using it. ``workqueue`` survives fork but must not be entered by two threads
-    at once: call parallel kernels from one thread of a process.
+    The threading layer is numba's own ``workqueue`` (``tcplens.runtime`` sets it): the analysis
+    runs in processes forked from a warmed-up fork server, and GNU OpenMP (numba's first choice
+    when present) aborts a process that forks after using it. ``workqueue`` survives fork but
+    must not be entered by two threads at once: call parallel kernels from one thread of a
+    process.
     """
     return cast(F, numba.njit(cache=True, nogil=True, parallel=True)(function))
 

@@ -1,9 +1,6 @@
 """The capture files' fixed numbers and pcap's file header: plain Python, no compiled kernels.
 
-The start-up helper (``ahead``) reads a file's first records with these while the main thread
-is still importing numba: a module that defines kernels imports numba, and a helper importing
-one waits for that import to finish (measured: the packet table's pages were then made ~0.1 s
-late, just as the reader took over). The kernels of ``pcap`` and ``pcapng`` use them too.
+The reader and the kernels of ``pcap`` and ``pcapng`` use them.
 
 pcap: https://datatracker.ietf.org/doc/draft-ietf-opsawg-pcap/ (and libpcap's sf-pcap.c);
 pcapng: https://datatracker.ietf.org/doc/draft-ietf-opsawg-pcapng/ §4.

@@ -20,12 +20,10 @@ packets in session 3): the kernel zeroes and maps every page on its first use. M
   only for the first few tens of MiB of a run: a run that falls back frees 4 KiB pages, so
   the next one finds no warm huge pages either. Unguarded, the first run of a sequence took
   2-3 s longer at 5M packets. So huge pages are not used (numpy's advice is off as well:
-  ``heap.reuse_freed_memory``).
+  ``tcplens.runtime.ENVIRONMENT``).
 
 Nothing here is per packet: one mapping per array (or per arena of columns), populated in a
-few system calls. The mappings alive at any moment are listed by ``mapped_regions``: a one-shot
-process that has written its result can release them on all cores before it exits, instead of
-leaving them to the kernel's single-threaded teardown at exit.
+few system calls. The mappings alive at any moment are listed by ``mapped_regions``.
 
 Recycling (``recycling``, ``recycle_when_dead``, ``recycled``): the cheapest fresh page is one
 that is not fresh. While a ``recycling()`` scope runs, a mapping whose arrays were handed over
@@ -144,46 +142,30 @@ def _populate_parallel(address: int, nbytes: int, cores: int) -> None:
         thread.join()
 
 
-def anonymous_memory(nbytes: int, *, populate: bool = False, dense: bool = False) -> U8:
+def anonymous_memory(nbytes: int, *, populate: bool = False) -> U8:
     """``nbytes`` of zero-filled memory mapped for this array alone, freed with its last view.
 
     Not ``np.empty``/``np.zeros``: numpy asks for transparent huge pages on arrays ≥ 4 MiB,
     which are cold on this VM (module docstring). ``populate``: every byte will be written
     soon, so fault all its pages in now, on all cores. Otherwise pages are faulted in by their
     first touch, and pages never touched (sparse columns, generous regions) cost address space
-    only. ``dense``: every byte will be written (the packet table's columns), so the mapping
-    starts with the pages of the ``WarmReserve`` if one was made ahead.
+    only.
     """
     if nbytes == 0:
         return np.zeros(0, np.uint8)
     mapping = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     memory = np.frombuffer(mapping, np.uint8)
     _live[memory.ctypes.data] = mapping
-    warm = _warm.take_into(memory.ctypes.data, nbytes) if dense and _warm is not None else 0
-    if warm:
-        _warm_bytes[mapping] = warm
-    if populate and _can_populate and warm < nbytes:
-        _populate_parallel(memory.ctypes.data + warm, nbytes - warm, _cores())
+    if populate and _can_populate:
+        _populate_parallel(memory.ctypes.data, nbytes, _cores())
     if populate and not _can_populate:
-        memory[warm :: mmap.PAGESIZE] = 0  # no MADV_POPULATE_WRITE: touch each page once
+        memory[:: mmap.PAGESIZE] = 0  # no MADV_POPULATE_WRITE: touch each page once
     return memory
 
 
 def mapped_regions() -> list[tuple[int, int]]:
-    """``(address, nbytes)`` of every mapping ``anonymous_memory`` made that is still alive.
-
-    For a process about to exit once its output is written (the PacketTable's arena is ~62 bytes
-    per packet): whoever releases these must be sure nothing reads the arrays again.
-    """
+    """``(address, nbytes)`` of every mapping ``anonymous_memory`` made that is still alive."""
     return [(address, len(mapping)) for address, mapping in list(_live.items())]
-
-
-def populate_range(address: int, nbytes: int) -> None:
-    """Fault in the pages of ``nbytes`` at ``address`` (in an ``anonymous_memory`` array) for
-    writing, on this thread, without holding the GIL: for a helper thread that populates what
-    a kernel on the other threads is about to write (``capture.paging``)."""
-    if _can_populate and nbytes > 0:
-        _populate(address, nbytes)
 
 
 def drop_range(address: int, nbytes: int) -> None:
@@ -249,17 +231,6 @@ def _mapping_under(array: npt.NDArray[Any]) -> tuple[U8, mmap.mmap] | None:
     return root, mapping
 
 
-def warm_end(array: npt.NDArray[Any]) -> int:
-    """The address up to which the mapping under ``array`` came with pages of the
-    ``WarmReserve`` (its start if none, 0 for memory not mapped here): a populate would find
-    them there already (``paging`` skips them)."""
-    found = _mapping_under(array)
-    if found is None:
-        return 0
-    root, mapping = found
-    return int(root.ctypes.data) + _warm_bytes.get(mapping, 0)
-
-
 def _join_pool(root_id: int, mapping: mmap.mmap) -> None:
     """The last view of ``mapping``'s memory died: it is free for ``recycled``."""
     _armed.pop(root_id, None)
@@ -292,155 +263,3 @@ def recycled_bytes() -> tuple[int, int]:
     """``(bytes in the pool, bytes handed out)`` of the scope in progress, (0, 0) without."""
     spares = list(_pool or ())
     return sum(s.memory.shape[0] for s in spares), sum(s.used for s in spares)
-
-
-class WarmReserve:
-    """Zero-filled pages faulted in ahead, while the process starts on one core and the other
-    idles (``ahead.MappedAhead``), for the dense ``anonymous_memory`` mappings that follow: the
-    packet table's columns, 51-55 bytes a packet, whose pages otherwise come from ``paging``
-    while the decoder runs on both cores (0.35-0.75 ns of CPU a byte here: ~0.1 s of a core at
-    5M packets).
-
-    ``touch`` (one helper thread) writes a zero to each page, a step at a time: a first touch
-    takes only the mapping's own lock, where a populate would hold the process's ``mmap_lock``
-    and stall the imports' own mappings (see ``ahead``). ``close`` stops it and unmaps the pages
-    it did not reach; ``take_into`` then moves touched pages, front first, into a new mapping
-    with ``mremap`` (their page table entries move: nothing is copied or faulted again).
-    The reserve is mapped with libc's ``mmap`` rather than an ``mmap.mmap`` object, which would
-    unmap its whole range when collected, pages moved away and other mappings since placed in
-    the range included.
-    """
-
-    def __init__(self, address: int, nbytes: int) -> None:
-        self._address = address
-        self.nbytes = nbytes
-        self.warm = 0  # bytes from the front touched
-        self._taken = 0  # bytes from the front moved out or unmapped
-        self._closed = False
-        self._touching = threading.Lock()
-
-    def touch(self, step: int) -> None:
-        """Touch every page, ``step`` bytes at a time, until all are or the reserve is closed."""
-        with self._touching:
-            if self._closed:
-                return
-            pages = _raw_view(self._address, self.nbytes)
-            while self.warm < self.nbytes and not self._closed:
-                end = min(self.nbytes, self.warm + step)
-                pages[self.warm : end : mmap.PAGESIZE] = 0
-                self.warm = end
-
-    def stop(self) -> None:
-        """Stop the touching after its current step, without waiting for that step (``close``
-        waits, and ``take_into`` closes: by then the step is usually done)."""
-        self._closed = True
-
-    def close(self) -> None:
-        """Stop the touching (after its current step) and unmap the pages it did not reach."""
-        self.stop()
-        with self._touching:
-            if self.warm < self.nbytes:
-                _munmap(self._address + self.warm, self.nbytes - self.warm)
-                self.nbytes = self.warm
-
-    def release(self) -> None:
-        """Unmap the touched pages not taken (once the dense mappings are made)."""
-        self.close()
-        if self._taken < self.nbytes:
-            _munmap(self._address + self._taken, self.nbytes - self._taken)
-            self._taken = self.nbytes
-
-    def left(self) -> tuple[int, int]:
-        """``(address, nbytes)`` of the pages still in the reserve (touched or not)."""
-        return self._address + self._taken, self.nbytes - self._taken
-
-    def take_into(self, address: int, nbytes: int) -> int:
-        """Move up to ``nbytes`` (rounded up to whole pages) of touched pages to ``address`` (a
-        private anonymous mapping of at least that many pages); returns the bytes moved, whole
-        pages (``warm_end`` and ``paging`` count on page boundaries)."""
-        self.close()
-        size = min(-(-nbytes // mmap.PAGESIZE) * mmap.PAGESIZE, self.nbytes - self._taken)
-        if size <= 0 or _mremap is None:
-            return 0
-        source = self._address + self._taken
-        if _mremap(source, size, size, _MREMAP_MAYMOVE | _MREMAP_FIXED, address) != address:
-            return 0  # (ENOMEM: more mappings than vm.max_map_count) the pages stay here
-        self._taken += size
-        return size
-
-
-_MREMAP_MAYMOVE = 1  # linux/mman.h
-_MREMAP_FIXED = 2
-_PROT_READ_WRITE = 0x1 | 0x2
-_MAP_PRIVATE_ANONYMOUS = 0x02 | 0x20
-_MAP_FAILED = ctypes.c_void_p(-1).value
-
-
-def _libc_calls() -> tuple[Any, Any, Any] | None:
-    """libc's ``mmap``, ``munmap`` and ``mremap`` (Linux only: mremap is)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        mmap_, munmap, mremap = libc.mmap, libc.munmap, libc.mremap
-    except (OSError, AttributeError):
-        return None
-    mmap_.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int]
-    mmap_.argtypes += [ctypes.c_int, ctypes.c_long]
-    mmap_.restype = ctypes.c_void_p
-    munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-    mremap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int]
-    mremap.argtypes += [ctypes.c_void_p]
-    mremap.restype = ctypes.c_void_p
-    return mmap_, munmap, mremap
-
-
-_libc = _libc_calls()
-_mremap = None if _libc is None else _libc[2]
-
-
-def _munmap(address: int, nbytes: int) -> None:
-    assert _libc is not None
-    _libc[1](address, nbytes)
-
-
-def _raw_view(address: int, nbytes: int) -> U8:
-    """A numpy view of memory this module mapped itself (it owns nothing)."""
-    return np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(address))
-
-
-# the reserve made ahead, if any (one per process: ``make_warm_reserve``)
-_warm: WarmReserve | None = None
-# bytes from its start each mapping took from the reserve (an entry goes with its mapping)
-_warm_bytes: weakref.WeakKeyDictionary[mmap.mmap, int] = weakref.WeakKeyDictionary()
-
-
-def make_warm_reserve(nbytes: int) -> WarmReserve | None:
-    """The process's reserve of ``nbytes`` (whole pages), for a helper thread to ``touch``;
-    None where it cannot be had (not Linux, or the mapping refused)."""
-    global _warm
-    if _libc is None or nbytes <= 0:
-        return None
-    nbytes = -(-nbytes // mmap.PAGESIZE) * mmap.PAGESIZE
-    address = _libc[0](None, nbytes, _PROT_READ_WRITE, _MAP_PRIVATE_ANONYMOUS, -1, 0)
-    if address is None or address == _MAP_FAILED:
-        return None
-    if _warm is not None:
-        _warm.release()
-    _warm = WarmReserve(address, nbytes)
-    return _warm
-
-
-def release_warm_reserve() -> None:
-    """The dense mappings are made: unmap what is left of the reserve, if there is one."""
-    global _warm
-    if _warm is not None:
-        _warm.release()
-        _warm = None
-
-
-def stop_warm_reserve() -> None:
-    """Stop making the reserve (the reader starts), without waiting for the step in progress:
-    ``anonymous_memory`` takes what is touched when the table is mapped."""
-    if _warm is not None:
-        _warm.stop()

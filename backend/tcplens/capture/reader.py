@@ -15,7 +15,6 @@ from typing import BinaryIO
 import numpy as np
 
 from tcplens.capture.addresses import AddressBook, resolve_misses
-from tcplens.capture.ahead import MappedAhead
 from tcplens.capture.buffers import MAX_HELD, CaptureBuffer, MappedBuffer
 from tcplens.capture.columns import (
     DecodeScratch,
@@ -29,8 +28,7 @@ from tcplens.capture.dns import DnsCollector
 from tcplens.capture.errors import CompressionError, MalformedCaptureError, NotACaptureError
 from tcplens.capture.formats import FILE_HEADER_LEN, parse_file_header
 from tcplens.capture.link import DECODED_LINK_TYPES
-from tcplens.capture.memory import anonymous_memory, release_warm_reserve
-from tcplens.capture.paging import PagingAhead
+from tcplens.capture.memory import anonymous_memory
 from tcplens.capture.pcap import PcapWalker
 from tcplens.capture.pcap_walk import walk_pcap
 from tcplens.capture.pcapng import PcapngWalker
@@ -41,7 +39,6 @@ from tcplens.capture.records import (
     STOP_BAD,
     STOP_FULL,
     STOP_SKIP,
-    DecodeChunk,
     IndexedRecords,
     RecordColumns,
     RecordIndex,
@@ -74,7 +71,7 @@ DECODE_CHUNK = 1 << 19
 
 
 def read_capture(
-    source: str | os.PathLike[str] | BinaryIO | MappedAhead,
+    source: str | os.PathLike[str] | BinaryIO,
     *,
     max_bytes: int | None = DEFAULT_MAX_BYTES,
     progress: ProgressCallback | None = None,
@@ -100,10 +97,7 @@ def read_capture(
                 f"The {buffer.compression} file does not contain a pcap or pcapng capture."
             )
         reading = _Reading(buffer, walker, ReadProgress(progress, buffer.source_size))
-        try:
-            packets = reading.run()
-        finally:  # the table is allocated: what is left of pages made ahead is not needed
-            release_warm_reserve()
+        packets = reading.run()
         dns = reading.dns.table(packets)
         reading.progress.finish(buffer.source_done(buffer.fill))
     if not set(walker.link_types()) <= set(DECODED_LINK_TYPES):  # else no per-packet pass
@@ -207,7 +201,7 @@ class _Reading:
             )  # fmt: skip
             first = walk.pos
         rows = 0 if walk is None else walk.rows
-        # the walked rows' pages come from ``paging`` as the decoding gets to them
+        # the walked rows' pages are first touched by the decoding, on all cores
         self.final = allocate_columns(
             rows + walker.count(buffer.buf, first, buffer.fill), self.pcap, populate=rows == 0
         )
@@ -227,10 +221,10 @@ class _Reading:
             every = max(1, DECODE_CHUNK // _PARTS)  # the decoder's parts start at the marks
             walk = walk_pcap(buffer.buf, pos, buffer.fill, walker.header, mark_every=every)
             # the file's pages stay mapped from the walk to the decoding, and are dropped behind
-            # it (``paging``): resident memory peaks at the table plus the file as decoding
+            # it, a chunk at a time: resident memory peaks at the table plus the file as decoding
             # starts (bulk_5M: 1061 MiB, 2.1x the file, +13 MiB on the whole run's peak), and the
             # decoding does not fault them in again (0.04 s of system time at 5M). The table's
-            # pages come from ``paging`` too, just ahead of the decoding
+            # pages are first touched by the decoding, which runs on all cores
             columns = allocate_columns(walk.rows, self.pcap, populate=False)
             self.pieces.append(columns)
             self._decode(columns, walk, walk.rows, _NO_LENGTHS)
@@ -283,39 +277,18 @@ class _Reading:
         (pcapng); else the decoder reads them from the record headers. With a ``PcapngWalk``,
         the chunk's records are walked first, on all cores, and ``lengths`` is their scratch.
 
-        Between chunks (from Python, never per packet): DNS messages and progress. Columns
-        allocated unpopulated get their pages from a helper thread just ahead of the decoding,
-        which also drops the mapped file's pages behind it (``paging``); the rest are dropped
-        after the last chunk.
+        Between chunks (from Python, never per packet): DNS messages, progress, and the mapped
+        file's pages of the decoded chunk dropped from the process (``release_before``).
         """
         buffer, walker = self.buffer, self.walker
         chunks = index.chunks(n, np.empty(min(n, DECODE_CHUNK), np.int64), DECODE_CHUNK, _PARTS)
         scratch = DecodeScratch.for_chunks(chunks)
-        # started after every allocation of the decoding but the rare growths (see ``paging``)
-        paging = None
-        if not columns.populated:
-            paging = PagingAhead(list(columns.dense.values()), chunks, buffer)
-        try:
-            self._decode_chunks(columns, index, chunks, lengths, scratch, paging)
-        finally:
-            if paging is not None:
-                paging.close()
-        if chunks:
-            buffer.release_before(buffer.base + int(chunks[-1].offsets[-1]) - walker.record_header)
-
-    def _decode_chunks(
-        self, columns: TableColumns, index: RecordIndex, chunks: list[DecodeChunk], lengths: U32,
-        scratch: DecodeScratch, paging: PagingAhead | None,
-    ) -> None:  # fmt: skip
-        buffer, walker = self.buffer, self.walker
         pcap = walker.header if isinstance(walker, PcapWalker) else None
         big = pcap is not None and pcap.big_endian
         nanoseconds = pcap is not None and pcap.nanoseconds
         book = self.addresses
         handshake, blocks, long = columns.handshake, columns.sack_blocks, columns.long_lengths
-        for j, chunk in enumerate(chunks):
-            if paging is not None:
-                paging.ready(j)
+        for chunk in chunks:
             first, last, offsets = chunk.first, chunk.last, chunk.offsets
             c = {name: column[first:last] for name, column in columns.dense.items()}
             k = chunk.part_first.shape[0] - 1
@@ -360,8 +333,7 @@ class _Reading:
                 found = [dns[:, q, : dns_count[q]] for q in range(k)]
                 rows, payload, frame_end = np.concatenate(found, axis=1)
                 self.dns.collect(buffer.buf, rows + (self.rows + first), payload, frame_end)
-            if paging is not None:
-                paging.decoded(buffer.base + int(offsets[-1]) - walker.record_header)
+            buffer.release_before(buffer.base + int(offsets[-1]) - walker.record_header)
             self.progress.update(buffer.source_done(int(offsets[-1])))
 
     def _ends_inside(self, record_start: int) -> None:

@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import BinaryIO
 
-from tcplens.capture.ahead import MappedAhead
 from tcplens.capture.buffers import CaptureBuffer, MappedBuffer, StreamBuffer
 from tcplens.capture.compression import HEAD_BYTES, BoundedStream, sniff_format
 from tcplens.capture.errors import CaptureReadError, CaptureTooLargeError, NotACaptureError
@@ -65,39 +64,30 @@ def _sniff(head: bytes) -> str:
 
 @contextmanager
 def open_capture(
-    source: str | os.PathLike[str] | BinaryIO | MappedAhead, max_bytes: int | None
+    source: str | os.PathLike[str] | BinaryIO, max_bytes: int | None
 ) -> Iterator[CaptureBuffer]:
     """The (decompressed) bytes of ``source``, bounded by ``max_bytes``.
 
-    A path is opened and closed here (an uncompressed regular file is mapped, not read), as is
-    a file ``MappedAhead`` (its mapping taken over); a stream is read from where it is and left
-    open.
+    A path is opened and closed here (an uncompressed regular file is mapped, not read); a
+    stream is read from where it is and left open.
     """
-    mapping = None
-    if isinstance(source, MappedAhead):
-        mapping, file = source.take(), source.file
-    elif not isinstance(source, str | os.PathLike):
+    if not isinstance(source, str | os.PathLike):
         yield _streamed(source, max_bytes, None, _remaining_size(source))
         return
-    else:
-        try:
-            file = open(source, "rb", buffering=0)  # noqa: SIM115 (closed below)
-        except OSError as exc:
-            raise CaptureReadError(f"The capture could not be opened: {exc.strerror}.") from exc
+    try:
+        file = open(source, "rb", buffering=0)  # noqa: SIM115 (closed below)
+    except OSError as exc:
+        raise CaptureReadError(f"The capture could not be opened: {exc.strerror}.") from exc
     try:
         info = os.fstat(file.fileno())
         if max_bytes is not None and info.st_size > max_bytes:
             raise CaptureTooLargeError(
                 f"The capture is {info.st_size:,} bytes, above the limit of {max_bytes:,} bytes."
             )
-        if mapping is not None and len(mapping) != info.st_size:  # the file changed meanwhile
-            mapping.close()
-            mapping = None
         head = _read_head(file)
         kind = _sniff(head)
         if stat.S_ISREG(info.st_mode) and kind in ("pcap", "pcapng"):
-            mapped = MappedBuffer(file, info.st_size, mapping)
-            mapping = None
+            mapped = MappedBuffer(file, info.st_size)
             try:
                 yield mapped
             finally:
@@ -106,8 +96,6 @@ def open_capture(
             size = info.st_size if stat.S_ISREG(info.st_mode) else 0
             yield _streamed(file, max_bytes, head, size)
     finally:
-        if mapping is not None:  # not handed to a MappedBuffer (an error first)
-            mapping.close()
         file.close()
 
 

@@ -35,31 +35,12 @@ def run(args: argparse.Namespace) -> int:
                 "tcplens: standard output is closed, nowhere to write the result", file=sys.stderr
             )
         return EXIT_INTERNAL
-    methods = None
-    one_shot = getattr(args, "one_shot", False)  # the process exits after this command
-    source = args.capture
-    if one_shot:
-        from tcplens.capture.ahead import MappedAhead
-        from tcplens.commands.cached_dataclasses import compile_dataclass_methods_once
-
-        # the file's pages mapped in on the idle core while the imports below run on this one
-        source = MappedAhead.start(args.capture) or args.capture
-
-        methods = compile_dataclass_methods_once()  # before the analysis defines its classes
     from tcplens.capture import read_capture
     from tcplens.capture.errors import CaptureError
-    from tcplens.commands.cached_kernels import load_cached_kernels_quickly
-    from tcplens.heap import reuse_freed_memory
     from tcplens.report import analyse_capture, write_report
 
-    reuse_freed_memory()
-    load_cached_kernels_quickly(one_process=True)
-    if one_shot:
-        from tcplens.capture.threads import pin_kernel_threads
-
-        pin_kernel_threads()  # each worker on a core of its own (the process owns its run)
     try:
-        capture = read_capture(source)
+        capture = read_capture(args.capture)
     except CaptureError as error:
         print(f"tcplens: {args.capture}: {error}", file=sys.stderr)
         return EXIT_UNREADABLE
@@ -72,10 +53,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"tcplens: internal error while analysing {args.capture}: {error!r}", file=sys.stderr)
         return EXIT_INTERNAL
     segments = analysis.segments if args.events else None
-    if not one_shot:  # only the events read it again
-        del analysis
-    # (a one-shot process keeps it to the end, where its pages are dropped with the rest on two
-    # cores: freed here, its mappings were unmapped one by one on this core, 0.015-0.02 s at 5M)
     try:
         # bytes to the binary stream in a few large writes (the events a chunk at a time):
         # json.dump would stream thousands of small chunks through the text layer
@@ -85,15 +62,6 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()  # the text layer flushes its binary buffer too
     except BrokenPipeError:  # `tcplens analyze ... | head`: the reader left, nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    if methods is not None:
-        methods.save()  # after the output: only a first run (or one after an edit) writes
-    if one_shot:  # the process exits next: nothing reads them again
-        from tcplens.capture.memory import mapped_regions
-        from tcplens.heap import heap_pages, release_memory_before_exit
-
-        # with the analysis' columns that the heap holds (dropped here on two cores, not freed
-        # by the exit on one)
-        release_memory_before_exit([*mapped_regions(), *heap_pages(analysis)])
     return EXIT_OK
 
 

@@ -7,8 +7,8 @@ is in timeline.py); ``label_flows`` does both for every chosen connection, in pa
 connections, each writing its own rows of the output: deterministic, and no per-connection
 Python.
 
-numba keys a cached kernel on its own source file only; ``search.py`` drops the diagnosis's cache
-when any of its kernel files changed (``capture.compiled.drop_stale_kernel_cache``).
+The kernels are cached in the core's kernel cache (``tcplens.kernel_cache``), keyed on every
+module of the core.
 """
 
 from __future__ import annotations

@@ -13,13 +13,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-# (also sets numba's fork-safe threading layer that label_flows' prange runs on)
-from tcplens.capture.compiled import drop_stale_kernel_cache
-
-# The diagnosis kernels call each other across these files (this one is imported first).
-drop_stale_kernel_cache(
-    __file__, ("search", "thresholds", "rtt_estimate", "nagle", "labelling", "flow_labels")
-)
+# first: points numba at the core's kernel cache (tcplens.kernel_cache), which is keyed on every
+# module of the core, before the diagnosis's kernels are defined (this module is imported first)
+import tcplens.capture.compiled  # noqa: F401
 
 
 @numba.njit(cache=True, inline="always")

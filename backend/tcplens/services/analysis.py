@@ -52,9 +52,9 @@ _TIMING_OF_STAGE = {
 # forkserver: each analysis forks from a small clean server process that has imported the core
 # once (fast start, no inherited threads or sockets from the worker).
 _MP = multiprocessing.get_context("forkserver")
-# The warm-up module analyses a tiny capture when the fork server starts, so the compiled
-# kernels are loaded once there and every forked analysis starts with them.
-_MP.set_forkserver_preload(["tcplens.services.analysis_child", "tcplens.services.analysis_warmup"])
+# The preload sets the fork server up (tcplens.runtime.fork_server) and loads every kernel once
+# there, so every forked analysis starts with them.
+_MP.set_forkserver_preload(["tcplens.services.analysis_warmup"])
 
 
 def start_fork_server() -> None:

@@ -1,10 +1,10 @@
 """The one way the TCP analysis compiles its kernels: the reader's (:mod:`tcplens.capture.compiled`).
 
-Kernels run only what is truly sequential (CONVENTIONS). Their numba cache is tagged with a
-digest of every module they depend on: the kernels inline each other and freeze
-:mod:`tcplens.tcp.model` constants (event bits, RTT kinds, thresholds) into their machine code,
-while numba only checks each kernel's own file. Parallel kernels (``prange`` over chunks of
-flows) use the reader's fork-safe threading layer.
+Kernels run only what is truly sequential (CONVENTIONS). They share the core's kernel cache
+(:mod:`tcplens.kernel_cache`), keyed on every module of the core: the kernels inline each other
+and freeze :mod:`tcplens.tcp.model` and :mod:`tcplens.capture.table` constants (event bits, RTT
+kinds, flag bits) into their machine code. Parallel kernels (``prange`` over chunks of flows)
+use the reader's fork-safe threading layer.
 """
 
 from __future__ import annotations
@@ -17,13 +17,6 @@ import numpy.typing as npt
 
 from tcplens.capture import compiled as reader_kernels
 from tcplens.capture.memory import recycled
-
-_KERNEL_MODULES = (
-    "compiled", "model", "conversations", "instances", "flows", "grouping", "walk_state",
-    "handshake", "expert", "karn", "events", "segments", "timestamps", "path_rtt", "rtt",
-)  # fmt: skip
-reader_kernels.drop_stale_kernel_cache(__file__, _KERNEL_MODULES)
-
 
 # The kernels take and return numpy arrays of many dtypes, so they are typed Any for mypy (numba
 # checks the types when it compiles them).
@@ -54,7 +47,7 @@ def empty(n: int, dtype: type[np.generic], *, dense: bool = False) -> npt.NDArra
     numpy madvises every array of 4 MiB or more for transparent huge pages, which on this VM
     are cold (see :mod:`tcplens.capture.memory`): analyze_tcp spent 1.3-1.7 s of system time
     on bulk_5M with numpy's allocations, 0.4 s with these. glibc keeps freed memory for reuse
-    (``heap.reuse_freed_memory``); pages are faulted in by first touch, so the untouched pages
+    (``tcplens.runtime.reuse_freed_memory``); pages are faulted in by first touch, so the untouched pages
     of a generous region cost address space only. Not populated ahead: the kernels that write
     these arrays run on all cores, and populating first saved ~0.05 s of system time at 5M but
     cost as much user time (the zeroed pages are no longer in the cache when written).

@@ -10,7 +10,6 @@ import itertools
 import mmap
 import sys
 import threading
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -213,84 +212,3 @@ def test_only_anonymous_memory_is_recycled_and_only_inside_a_scope() -> None:
     assert region not in memory.mapped_regions()
     with memory.recycling():
         assert memory.recycled_bytes() == (0, 0)
-
-
-@pytest.fixture
-def reserve() -> Iterator[memory.WarmReserve]:
-    made = memory.make_warm_reserve(4 * MIB)
-    assert made is not None
-    yield made
-    memory.release_warm_reserve()
-    assert memory._warm is None
-
-
-@linux_only
-def test_dense_memory_takes_the_pages_a_reserve_touched(reserve: memory.WarmReserve) -> None:
-    reserve.touch(MIB)
-    assert reserve.warm == 4 * MIB
-    # a mark in the reserve's second page shows the page itself was moved, not a fresh one made
-    address, _ = reserve.left()
-    memory._raw_view(address, 2 * mmap.PAGESIZE)[mmap.PAGESIZE] = 7
-    array = anonymous_memory(3 * MIB + 5, dense=True)
-    assert array[mmap.PAGESIZE] == 7 and np.count_nonzero(array) == 1
-    # every page came in touched (fresh ones would take 769 faults; RUSAGE_SELF counts the whole
-    # process, where a thread of an earlier test may still fault once)
-    assert faults_writing(array) <= 2
-    assert reserve.left()[1] == MIB - mmap.PAGESIZE  # whole pages taken: 3 MiB and one
-    sparse = anonymous_memory(MIB)  # not dense: never from the reserve
-    assert faults_writing(sparse) == MIB // mmap.PAGESIZE
-    rest = anonymous_memory(2 * MIB, dense=True)  # what is left, then fresh pages
-    assert not rest.any()
-    assert faults_writing(rest) == (MIB + mmap.PAGESIZE) // mmap.PAGESIZE
-    assert reserve.left()[1] == 0
-
-
-@linux_only
-def test_a_reserve_gives_only_what_was_touched_before_it_closed(
-    reserve: memory.WarmReserve,
-) -> None:
-    half = threading.Thread(target=reserve.touch, args=(MIB,))
-    memory.stop_warm_reserve()  # the reader starts before the helper touched anything
-    half.start()
-    half.join()
-    assert reserve.warm == 0
-    array = anonymous_memory(MIB, dense=True)
-    assert reserve.left()[1] == 0  # untouched pages are unmapped once the table is mapped
-    assert faults_writing(array) == MIB // mmap.PAGESIZE
-
-
-@linux_only
-def test_stopping_the_reserve_does_not_wait_for_the_step_in_progress(
-    reserve: memory.WarmReserve,
-) -> None:
-    with reserve._touching:  # as while the helper touches a step
-        stopping = threading.Thread(target=memory.stop_warm_reserve)
-        stopping.start()
-        stopping.join(timeout=5)
-        assert not stopping.is_alive()  # returned without the step's end
-        closing = threading.Thread(target=reserve.close)
-        closing.start()
-        closing.join(timeout=0.2)
-        assert closing.is_alive()  # closing (the table's mapping) waits for the step
-    closing.join()
-    assert reserve.left()[1] == 0
-
-
-@linux_only
-def test_populated_dense_memory_populates_past_the_warm_pages(
-    reserve: memory.WarmReserve,
-) -> None:
-    reserve.touch(MIB)
-    array = anonymous_memory(6 * MIB, populate=True, dense=True)
-    assert not array.any()
-    assert faults_writing(array) <= 2  # 4 MiB moved, 2 populated (1536 faults without either)
-
-
-@linux_only
-def test_populating_from_inside_a_page_populates_it_and_stays_on() -> None:
-    page = mmap.PAGESIZE
-    array = anonymous_memory(64 * page)
-    memory.populate_range(array.ctypes.data + 100, 48 * page - 100)  # from inside page 0
-    assert memory._can_populate  # an unaligned start is not an old kernel's EINVAL
-    assert faults_writing(array[: 48 * page]) <= 2  # resident (48 faults otherwise)
-    assert faults_writing(array[48 * page :]) >= 16  # the pages not asked for

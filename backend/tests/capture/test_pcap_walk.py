@@ -29,7 +29,7 @@ T0 = 1_700_000_000_000_000_000
 PARTS = (1, 2, 3, 5, 8, 13, 31, 64)
 
 
-# compiled at each run, not cached (as test_threads' take_next kernel)
+# compiled at each run, not cached (as test_take_next's kernel)
 @numba.njit
 def _sum_prefetching(buf: np.ndarray, ahead: int) -> int:  # pragma: no cover - compiled
     total = 0

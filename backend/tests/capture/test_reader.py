@@ -1,8 +1,9 @@
 """The reader as a whole: errors for what is not a capture, and the robustness corpus.
 
 Every file of tcpdump's regression captures (many deliberately malformed) is either read or
-refused with a ``CaptureError``, within 10 s each. The files are read in one child process that
-reports after each file, so a hang is caught and named instead of stalling the suite.
+refused with a ``CaptureError``. The files are read in one child process that reports after each
+file, so a hang is caught and named instead of stalling the suite; how long each file takes is
+measured by ``bench/bench_reader.py`` (a time limit here would depend on the machine's load).
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ import pytest
 from tcplens.capture import CaptureError, CaptureReadError, NotACaptureError, read_capture
 from tests.capture.shared_captures import TCPDUMP_TESTS, require, shared_files
 
-PER_FILE_SECONDS = 10.0
-WARM_UP_SECONDS = 300.0
+# no answer for this long is a hang (a loop that never ends), not a slow read
+HANG_SECONDS = 300.0
 
 _READ_EACH = r"""
 import json, sys, time
@@ -38,7 +39,7 @@ for line in sys.stdin:
         outcome = {"refused": error.code, "message": str(error)}
     except BaseException as error:
         outcome = {"crashed": f"{type(error).__name__}: {error}"}
-    outcome["seconds"] = time.perf_counter() - started
+    outcome["seconds"] = time.perf_counter() - started  # (bench_reader reads this)
     print(json.dumps(outcome), flush=True)
 """
 
@@ -70,7 +71,7 @@ def test_every_error_is_a_capture_error_with_a_code() -> None:
         assert cls.__doc__
 
 
-def test_tcpdump_corpus_is_read_or_refused_in_time() -> None:
+def test_tcpdump_corpus_is_read_or_refused() -> None:
     require(TCPDUMP_TESTS)
     files = shared_files(TCPDUMP_TESTS)
     assert len(files) > 300
@@ -87,12 +88,12 @@ def test_tcpdump_corpus_is_read_or_refused_in_time() -> None:
         # the time a file takes to read
         child.stdin.write(f"{files[0]}\n")
         child.stdin.flush()
-        assert _read_line(child, WARM_UP_SECONDS), "the reader did not start"
+        assert _read_line(child, HANG_SECONDS), "the reader did not start"
         for path in files:
             child.stdin.write(f"{path}\n")
             child.stdin.flush()
             started = time.monotonic()
-            line = _read_line(child, PER_FILE_SECONDS)
+            line = _read_line(child, HANG_SECONDS)
             assert line, f"{path.name}: no answer within {time.monotonic() - started:.0f} s"
             outcomes[path.name] = json.loads(line)
     finally:
@@ -100,10 +101,6 @@ def test_tcpdump_corpus_is_read_or_refused_in_time() -> None:
         child.wait()
     crashed = {name: o["crashed"] for name, o in outcomes.items() if "crashed" in o}
     assert not crashed
-    slow = {
-        name: o["seconds"] for name, o in outcomes.items() if float(o["seconds"]) > PER_FILE_SECONDS
-    }
-    assert not slow
     read = [name for name, o in outcomes.items() if "read" in o]
     assert len(read) > 300  # almost all of them are captures we can read
     # facts about a few of them, as tshark counts their frames
