@@ -24,9 +24,9 @@ from tcplens.api.body_limit import BodyLimit
 from tcplens.api.router import API_PREFIX, api_router
 from tcplens.db import migrate
 from tcplens.db.engine import make_engine, make_sessionmaker, resolve_database
-from tcplens.jobs.worker import in_process_worker
 from tcplens.services.context import build_context
 from tcplens.services.leftovers import sweep_leftovers
+from tcplens.services.worker import in_process_worker
 from tcplens.settings import Settings, get_settings
 
 DOCS_PATH = f"{API_PREFIX}/docs"

@@ -9,6 +9,7 @@ cheat sheet). Bearer tokens are not sent by browsers on their own, so they need 
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Request, Response
@@ -137,8 +138,19 @@ def required_viewer(viewer: Annotated[Viewer | None, Depends(optional_viewer)]) 
     return viewer
 
 
-def shared_viewer(token: str, session: SessionDep) -> Viewer:
-    return sharing.viewer_of(session, token)
+@dataclass(frozen=True)
+class SharedCapture:
+    """What a share token opens: its read-only viewer and the one capture that viewer sees."""
+
+    viewer: Viewer
+    capture_id: uuid.UUID
+
+
+def shared_capture(token: str, session: SessionDep) -> SharedCapture:
+    viewer = sharing.viewer_of(session, token)
+    if viewer.shared_capture_id is None:  # (a share viewer always has one)
+        raise sharing.ShareLinkNotFound("no such capture")
+    return SharedCapture(viewer, viewer.shared_capture_id)
 
 
 ViewerDep = Annotated[Viewer, Depends(required_viewer)]
@@ -168,4 +180,4 @@ BrowserDep = Annotated[Viewer, Depends(_browser)]
 WriterDep = Annotated[Viewer, Depends(_writer)]
 AdminDep = Annotated[Viewer, Depends(_admin)]
 OptionalViewerDep = Annotated[Viewer | None, Depends(optional_viewer)]
-SharedViewerDep = Annotated[Viewer, Depends(shared_viewer)]
+SharedCaptureDep = Annotated[SharedCapture, Depends(shared_capture)]

@@ -3,85 +3,26 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Annotated
-from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
-from tcplens.api import uploads
+from tcplens.api import reads, uploads
 from tcplens.api.auth import ReaderDep, ServiceDep, WriterDep
 from tcplens.api.deps import SessionDep
 from tcplens.api.rate_limit import bucket_of
 from tcplens.api.schemas import (
-    CaptureError,
     CaptureOut,
     CapturePageOut,
     JobOut,
-    Progress,
-    TopFinding,
     UploadAccepted,
 )
-from tcplens.db.captures import Capture, Finding
 from tcplens.services import captures, jobs_view, results
-from tcplens.services.access import (
-    Viewer,
-    downloadable_capture,
-    may_download,
-    visible_capture,
-)
-from tcplens.services.context import ServiceContext
-from tcplens.storage.blobs import BlobNotFoundError
 
 router = APIRouter(prefix="/captures", tags=["captures"])
-
-FILE_CHUNK = 256 * 1024
-
-
-def capture_out(capture: Capture, top_finding: Finding | None = None) -> CaptureOut:
-    error = None
-    if capture.status == "failed":
-        error = CaptureError(
-            code=capture.error_code or "analysis_failed",
-            message=capture.error_message or "the analysis failed",
-        )
-    return CaptureOut(
-        id=capture.id,
-        workspace_id=capture.workspace_id,
-        filename=capture.filename,
-        sha256=capture.sha256,
-        size_bytes=capture.size_bytes,
-        format=capture.format,
-        compression=capture.compression,
-        status=capture.status,
-        progress=Progress(
-            stage=capture.stage,
-            bytes_done=capture.progress_bytes,
-            bytes_total=capture.size_bytes,
-        ),
-        error=error,
-        facts=capture.facts,
-        analyzer_version=capture.analyzer_version,
-        top_finding=None if top_finding is None else top_finding_out(top_finding),
-        timings_s=capture.timings,
-        created_at=capture.created_at,
-        started_at=capture.started_at,
-        finished_at=capture.finished_at,
-        download_allowed=True,
-    )
-
-
-def top_finding_out(finding: Finding) -> TopFinding:
-    return TopFinding(
-        code=finding.code,
-        severity=finding.severity,
-        factor=finding.factor,
-        title=str(finding.body.get("title", "")),
-        time_lost_s=finding.time_lost_s,
-    )
 
 
 @router.post(
@@ -147,7 +88,7 @@ async def upload_capture(
     if not received.analysing:
         response.status_code = status.HTTP_200_OK
     return UploadAccepted(
-        capture=capture_out(capture),
+        capture=reads.capture_out(capture),
         job=JobOut(id=capture.job_id, status=job_status),
         created=received.created,
     )
@@ -164,20 +105,14 @@ def list_captures(
     page = captures.list_captures(session, viewer, workspace_id, cursor=cursor, limit=limit)
     top = results.top_findings(session, [c.id for c in page.items])
     return CapturePageOut(
-        items=[capture_out(c, top.get(c.id)) for c in page.items], next_cursor=page.next_cursor
+        items=[reads.capture_out(c, top.get(c.id)) for c in page.items],
+        next_cursor=page.next_cursor,
     )
-
-
-def read_capture(session: SessionDep, viewer: Viewer, capture_id: uuid.UUID) -> CaptureOut:
-    capture = visible_capture(session, viewer, capture_id)
-    out = capture_out(capture, results.top_findings(session, [capture.id]).get(capture.id))
-    out.download_allowed = may_download(viewer)
-    return out
 
 
 @router.get("/{capture_id}", response_model=CaptureOut, summary="One capture and its status")
 def get_capture(session: SessionDep, viewer: ReaderDep, capture_id: uuid.UUID) -> CaptureOut:
-    return read_capture(session, viewer, capture_id)
+    return reads.read_capture(session, viewer, capture_id)
 
 
 @router.delete(
@@ -192,37 +127,6 @@ def delete_capture(
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-def original_file(
-    session: SessionDep, service: ServiceContext, viewer: Viewer, capture_id: uuid.UUID
-) -> StreamingResponse:
-    capture = downloadable_capture(session, viewer, capture_id)
-    try:
-        reader = service.store.open_reader(capture.blob_key)
-    except BlobNotFoundError as exc:
-        raise captures.CaptureFileGone("the capture's file is gone") from exc
-
-    def chunks() -> Iterator[bytes]:
-        with reader:
-            while block := reader.read(FILE_CHUNK):
-                yield block
-
-    # RFC 6266: an ASCII fallback for old clients, and the real name as UTF-8 in filename*
-    # (RFC 8187), so a name in any script survives the download.
-    safe_name = capture.filename.replace('"', "").encode("ascii", "replace").decode()
-    utf8_name = quote(capture.filename, safe="")
-    return StreamingResponse(
-        chunks(),
-        media_type="application/octet-stream",
-        headers={
-            "Content-Disposition": (
-                f"attachment; filename=\"{safe_name}\"; filename*=UTF-8''{utf8_name}"
-            ),
-            "Content-Length": str(capture.size_bytes),
-            "Cache-Control": "private, no-store",
-        },
-    )
-
-
 @router.get(
     "/{capture_id}/file",
     response_class=StreamingResponse,
@@ -232,4 +136,4 @@ def original_file(
 def get_file(
     session: SessionDep, viewer: ReaderDep, service: ServiceDep, capture_id: uuid.UUID
 ) -> StreamingResponse:
-    return original_file(session, service, viewer, capture_id)
+    return reads.original_file(session, service, viewer, capture_id)

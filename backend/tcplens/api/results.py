@@ -1,212 +1,54 @@
 """Analysis results of one capture: flows, findings, one flow, a flow's series.
 
-Each endpoint is a plain function of (viewer, capture) registered twice: under
-``/captures/{id}/…`` for signed-in viewers and under ``/shared/{token}/…`` for share links, so
-the two can never drift apart.
+Each endpoint answers with a read of ``reads`` that ``shared`` registers too, under
+``/shared/{token}/…`` for share links, so the two can never drift apart.
 """
 
 from __future__ import annotations
 
-import hashlib
 import uuid
-from typing import Annotated, Literal
 
-from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi import APIRouter, Request, Response
 
+from tcplens.api import reads
 from tcplens.api.auth import ReaderDep, ServiceDep
 from tcplens.api.deps import SessionDep
-from tcplens.api.schemas import FindingOut, FlowOut, FlowPageOut, FlowSummary, SeriesOut
-from tcplens.db.captures import Finding, Flow
-from tcplens.services import results
-from tcplens.services.access import Viewer, visible_capture
-from tcplens.services.context import ServiceContext
-from tcplens.storage.series import (
-    ARROW_STREAM_MEDIA_TYPE,
-    EVENT_KINDS,
-    series_to_arrow_stream,
-    series_to_json,
-)
+from tcplens.api.schemas import FindingOut, FlowOut, FlowPageOut, SeriesOut
 
 router = APIRouter(prefix="/captures/{capture_id}", tags=["results"])
 
-SortParam = Annotated[results.FlowSort, Query(description="metric to sort by")]
-OrderParam = Annotated[Literal["asc", "desc"], Query()]
-Direction = Literal["client_to_server", "server_to_client"]
-FlowIdPath = Annotated[int, Path(ge=0, le=results.FLOW_ID_MAX)]
-LimitParam = Annotated[int, Query(ge=1, le=5000)]
-OffsetParam = Annotated[int, Query(ge=0, le=results.FLOW_ID_MAX)]
-# Seconds from the capture start; NaN and the infinities name no instant (422, not an empty graph).
-FromParam = Annotated[float | None, Query(alias="from", allow_inf_nan=False)]
-ToParam = Annotated[float | None, Query(alias="to", allow_inf_nan=False)]
-MaxPointsParam = Annotated[int, Query(ge=2, le=results.MAX_SERIES_POINTS)]
 
-
-def flow_out(flow: Flow) -> FlowOut:
-    return FlowOut(
-        id=flow.flow_id,
-        client=flow.client,
-        server=flow.server,
-        start_s=flow.start_s,
-        duration_s=flow.duration_s,
-        bytes_total=flow.bytes_total,
-        packets=flow.packets,
-        throughput_bps=flow.throughput_bps,
-        retransmissions=flow.retransmissions,
-        time_lost_s=flow.time_lost_s,
-        limiting_factor=flow.limiting_factor,
-        summary=FlowSummary.model_validate(flow.summary),
-    )
-
-
-def finding_out(finding: Finding) -> FindingOut:
-    body = finding.body
-    return FindingOut(
-        rank=finding.rank,
-        code=finding.code,
-        severity=finding.severity,
-        factor=finding.factor,
-        time_lost_s=finding.time_lost_s,
-        title=str(body.get("title", "")),
-        summary=str(body.get("summary", "")),
-        fix=str(body.get("fix", "")),
-        flows=[int(f) for f in body.get("flows", [])],
-        evidence=dict(body.get("evidence", {})),
-    )
-
-
-def read_flows(
-    session: SessionDep,
-    viewer: Viewer,
-    capture_id: uuid.UUID,
-    sort: results.FlowSort,
-    order: Literal["asc", "desc"],
-    limit: int,
-    offset: int,
-) -> FlowPageOut:
-    capture = visible_capture(session, viewer, capture_id)
-    rows, total = results.flows_of(
-        session, capture, sort=sort, descending=order == "desc", limit=limit, offset=offset
-    )
-    return FlowPageOut(items=[flow_out(f) for f in rows], total=total)
-
-
-def read_findings(session: SessionDep, viewer: Viewer, capture_id: uuid.UUID) -> list[FindingOut]:
-    capture = visible_capture(session, viewer, capture_id)
-    return [finding_out(f) for f in results.findings_of(session, capture)]
-
-
-def read_flow(session: SessionDep, viewer: Viewer, capture_id: uuid.UUID, flow_id: int) -> FlowOut:
-    capture = visible_capture(session, viewer, capture_id)
-    return flow_out(results.flow_of(session, capture, flow_id))
-
-
-def read_series(
-    request: Request,
-    session: SessionDep,
-    service: ServiceContext,
-    viewer: Viewer,
-    capture_id: uuid.UUID,
-    flow_id: int,
-    direction: Direction,
-    start_s: float | None,
-    end_s: float | None,
-    max_points: int,
-) -> SeriesOut | Response:
-    capture = visible_capture(session, viewer, capture_id)
-    flow = results.flow_of(session, capture, flow_id)
-    arrow = ARROW_STREAM_MEDIA_TYPE in request.headers.get("accept", "")
-    # A result never changes for one analyzer version, so a graph re-fetching the same window
-    # (zoom back out, another tab) gets 304 without the series being read again.
-    identity = "|".join(
-        map(
-            str,
-            (
-                capture.id,
-                capture.analyzer_version,
-                flow_id,
-                direction,
-                start_s,
-                end_s,
-                max_points,
-                arrow,
-            ),
-        )
-    )
-    etag = '"' + hashlib.sha256(identity.encode()).hexdigest()[:32] + '"'
-    cache_headers = {"ETag": etag, "Cache-Control": "private, max-age=3600"}
-    if request.headers.get("if-none-match") == etag:
-        return Response(status_code=304, headers=cache_headers)
-    window = results.series_of(
-        service.series,
-        flow,
-        direction=direction,
-        start_s=start_s,
-        end_s=end_s,
-        max_points=max_points,
-    )
-    if arrow:
-        return Response(
-            series_to_arrow_stream(window),
-            media_type=ARROW_STREAM_MEDIA_TYPE,
-            headers=cache_headers,
-        )
-    # Serialised directly (the shape of SeriesOut): validating tens of thousands of numbers
-    # through the response model would cost more than the reduction itself.
-    body = series_to_json(
-        window,
-        flow=flow_id,
-        direction=direction,
-        points_in_range=window.points_in_range,
-        returned_points=window.table.num_rows,
-        reduced=window.reduced,
-        event_kinds=list(EVENT_KINDS),
-    )
-    return Response(body, media_type="application/json", headers=cache_headers)
-
-
-FLOWS_DOC = "Flows of the capture, sortable by throughput, duration, retransmissions, time lost"
-SERIES_DOC = (
-    "One direction of one flow between `from` and `to` (seconds from the capture start): every "
-    "point when there are at most `max_points`, otherwise per-bucket min/max of each column plus "
-    "every point carrying an event mark. JSON, or Arrow IPC stream with "
-    f"`Accept: {ARROW_STREAM_MEDIA_TYPE}`."
-)
-SERIES_RESPONSES: dict[int | str, dict[str, object]] = {
-    200: {"content": {ARROW_STREAM_MEDIA_TYPE: {}}}
-}
-
-
-@router.get("/flows", response_model=FlowPageOut, summary=FLOWS_DOC)
+@router.get("/flows", response_model=FlowPageOut, summary=reads.FLOWS_DOC)
 def get_flows(
     session: SessionDep,
     viewer: ReaderDep,
     capture_id: uuid.UUID,
-    sort: SortParam = "id",
-    order: OrderParam = "asc",
-    limit: LimitParam = 500,
-    offset: OffsetParam = 0,
+    sort: reads.SortParam = "id",
+    order: reads.OrderParam = "asc",
+    limit: reads.LimitParam = 500,
+    offset: reads.OffsetParam = 0,
 ) -> FlowPageOut:
-    return read_flows(session, viewer, capture_id, sort, order, limit, offset)
+    return reads.read_flows(session, viewer, capture_id, sort, order, limit, offset)
 
 
 @router.get("/findings", response_model=list[FindingOut], summary="Findings, most important first")
 def get_findings(session: SessionDep, viewer: ReaderDep, capture_id: uuid.UUID) -> list[FindingOut]:
-    return read_findings(session, viewer, capture_id)
+    return reads.read_findings(session, viewer, capture_id)
 
 
 @router.get("/flows/{flow_id}", response_model=FlowOut, summary="One flow")
 def get_flow(
-    session: SessionDep, viewer: ReaderDep, capture_id: uuid.UUID, flow_id: FlowIdPath
+    session: SessionDep, viewer: ReaderDep, capture_id: uuid.UUID, flow_id: reads.FlowIdPath
 ) -> FlowOut:
-    return read_flow(session, viewer, capture_id, flow_id)
+    return reads.read_flow(session, viewer, capture_id, flow_id)
 
 
 @router.get(
     "/flows/{flow_id}/series",
     response_model=SeriesOut,
-    responses=SERIES_RESPONSES,
+    responses=reads.SERIES_RESPONSES,
     summary="A flow's time series with level of detail",
-    description=SERIES_DOC,
+    description=reads.SERIES_DOC,
 )
 def get_series(
     request: Request,
@@ -214,13 +56,13 @@ def get_series(
     viewer: ReaderDep,
     service: ServiceDep,
     capture_id: uuid.UUID,
-    flow_id: FlowIdPath,
-    direction: Direction = "client_to_server",
-    start_s: FromParam = None,
-    end_s: ToParam = None,
-    max_points: MaxPointsParam = 4000,
+    flow_id: reads.FlowIdPath,
+    direction: reads.Direction = "client_to_server",
+    start_s: reads.FromParam = None,
+    end_s: reads.ToParam = None,
+    max_points: reads.MaxPointsParam = 4000,
 ) -> SeriesOut | Response:
-    return read_series(
+    return reads.read_series(
         request,
         session,
         service,

@@ -6,9 +6,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 
-from tcplens.api import captures as capture_routes
-from tcplens.api import results as result_routes
-from tcplens.api.auth import ServiceDep, SharedViewerDep
+from tcplens.api import reads
+from tcplens.api.auth import ServiceDep, SharedCaptureDep
 from tcplens.api.deps import SessionDep
 from tcplens.api.schemas import CaptureOut, FindingOut, FlowOut, FlowPageOut, SeriesOut
 
@@ -16,65 +15,58 @@ router = APIRouter(prefix="/shared/{token}", tags=["shared"])
 
 
 @router.get("", response_model=CaptureOut, summary="The shared capture")
-def shared_capture(session: SessionDep, viewer: SharedViewerDep) -> CaptureOut:
-    assert viewer.shared_capture_id is not None
-    return capture_routes.read_capture(session, viewer, viewer.shared_capture_id)
+def shared_capture(session: SessionDep, shared: SharedCaptureDep) -> CaptureOut:
+    return reads.read_capture(session, shared.viewer, shared.capture_id)
 
 
 @router.get("/flows", response_model=FlowPageOut, summary="Flows of the shared capture")
 def shared_flows(
     session: SessionDep,
-    viewer: SharedViewerDep,
-    sort: result_routes.SortParam = "id",
-    order: result_routes.OrderParam = "asc",
-    limit: result_routes.LimitParam = 500,
-    offset: result_routes.OffsetParam = 0,
+    shared: SharedCaptureDep,
+    sort: reads.SortParam = "id",
+    order: reads.OrderParam = "asc",
+    limit: reads.LimitParam = 500,
+    offset: reads.OffsetParam = 0,
 ) -> FlowPageOut:
-    assert viewer.shared_capture_id is not None
-    return result_routes.read_flows(
-        session, viewer, viewer.shared_capture_id, sort, order, limit, offset
-    )
+    return reads.read_flows(session, shared.viewer, shared.capture_id, sort, order, limit, offset)
 
 
 @router.get("/findings", response_model=list[FindingOut], summary="Findings of the shared capture")
-def shared_findings(session: SessionDep, viewer: SharedViewerDep) -> list[FindingOut]:
-    assert viewer.shared_capture_id is not None
-    return result_routes.read_findings(session, viewer, viewer.shared_capture_id)
+def shared_findings(session: SessionDep, shared: SharedCaptureDep) -> list[FindingOut]:
+    return reads.read_findings(session, shared.viewer, shared.capture_id)
 
 
 @router.get("/flows/{flow_id}", response_model=FlowOut, summary="One flow of the shared capture")
 def shared_flow(
-    session: SessionDep, viewer: SharedViewerDep, flow_id: result_routes.FlowIdPath
+    session: SessionDep, shared: SharedCaptureDep, flow_id: reads.FlowIdPath
 ) -> FlowOut:
-    assert viewer.shared_capture_id is not None
-    return result_routes.read_flow(session, viewer, viewer.shared_capture_id, flow_id)
+    return reads.read_flow(session, shared.viewer, shared.capture_id, flow_id)
 
 
 @router.get(
     "/flows/{flow_id}/series",
     response_model=SeriesOut,
-    responses=result_routes.SERIES_RESPONSES,
+    responses=reads.SERIES_RESPONSES,
     summary="A flow's series of the shared capture",
-    description=result_routes.SERIES_DOC,
+    description=reads.SERIES_DOC,
 )
 def shared_series(
     request: Request,
     session: SessionDep,
-    viewer: SharedViewerDep,
+    shared: SharedCaptureDep,
     service: ServiceDep,
-    flow_id: result_routes.FlowIdPath,
-    direction: result_routes.Direction = "client_to_server",
-    start_s: result_routes.FromParam = None,
-    end_s: result_routes.ToParam = None,
-    max_points: result_routes.MaxPointsParam = 4000,
+    flow_id: reads.FlowIdPath,
+    direction: reads.Direction = "client_to_server",
+    start_s: reads.FromParam = None,
+    end_s: reads.ToParam = None,
+    max_points: reads.MaxPointsParam = 4000,
 ) -> SeriesOut | Response:
-    assert viewer.shared_capture_id is not None
-    return result_routes.read_series(
+    return reads.read_series(
         request,
         session,
         service,
-        viewer,
-        viewer.shared_capture_id,
+        shared.viewer,
+        shared.capture_id,
         flow_id,
         direction,
         start_s,
@@ -90,7 +82,6 @@ def shared_series(
     summary="The shared capture's original file",
 )
 def shared_file(
-    session: SessionDep, viewer: SharedViewerDep, service: ServiceDep
+    session: SessionDep, shared: SharedCaptureDep, service: ServiceDep
 ) -> StreamingResponse:
-    assert viewer.shared_capture_id is not None
-    return capture_routes.original_file(session, service, viewer, viewer.shared_capture_id)
+    return reads.original_file(session, service, shared.viewer, shared.capture_id)

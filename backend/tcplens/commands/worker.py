@@ -32,8 +32,8 @@ def run(args: argparse.Namespace) -> int:
 
     from tcplens.db import migrate
     from tcplens.db.engine import make_engine, make_sessionmaker, resolve_database
-    from tcplens.jobs.worker import run_worker
     from tcplens.services.context import build_context
+    from tcplens.services.worker import run_worker
     from tcplens.settings import get_settings
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")

@@ -4,7 +4,7 @@ Why procrastinate: PostgreSQL is already required, so the queue adds no server; 
 in the same transaction as the capture row (no capture without its job, no job without its
 capture); workers take jobs with ``SELECT … FOR UPDATE SKIP LOCKED``, so two workers never run one
 job; and workers send heartbeats, so the job of a worker that died (kill -9, lost machine) is found
-and retried by ``retry_stalled_jobs`` below.
+and retried by ``services.tasks.retry_stalled_jobs``.
 """
 
 from __future__ import annotations
@@ -31,25 +31,12 @@ def conninfo(database_url: str) -> str:
     return url.render_as_string(hide_password=False)
 
 
-def build_app(connector: procrastinate.connector.BaseConnector) -> procrastinate.App:
-    """An app with tcplens's tasks registered on it (a fresh set per app)."""
-    from tcplens.jobs import tasks
-
-    app = procrastinate.App(connector=connector)
-    tasks.register(app)
-    return app
-
-
-def worker_app(database_url: str) -> procrastinate.App:
-    """An app whose connector opens its own async pool: what a worker runs on."""
-    return build_app(procrastinate.PsycopgConnector(conninfo=conninfo(database_url)))
-
-
 @functools.cache
 def _deferring_app() -> procrastinate.App:
     # Deferring always goes through the caller's connection (see ``defer_analysis``), so this
-    # connector never opens a pool of its own and needs no connection string.
-    return build_app(procrastinate.SyncPsycopgConnector())
+    # connector never opens a pool of its own and needs no connection string. The tasks are
+    # registered by the workers' app (``services.tasks``): deferring needs only their names.
+    return procrastinate.App(connector=procrastinate.SyncPsycopgConnector())
 
 
 def defer_analysis(session: Session, capture_id: str) -> int:
@@ -62,6 +49,7 @@ def defer_analysis(session: Session, capture_id: str) -> int:
     app = _deferring_app()
     return app.configure_task(
         ANALYZE_TASK,
+        queue=ANALYSIS_QUEUE,
         queueing_lock=f"capture:{capture_id}",
         connection=raw,
     ).defer(capture_id=capture_id)

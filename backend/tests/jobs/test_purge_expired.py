@@ -17,9 +17,9 @@ from sqlalchemy import Engine, select
 from tcplens.db.accounts import BrowserSession
 from tcplens.db.captures import ShareLink
 from tcplens.db.engine import make_sessionmaker
-from tcplens.jobs import tasks
-from tcplens.jobs.queue import MAINTENANCE_QUEUE, PURGE_EXPIRED_TASK, worker_app
+from tcplens.jobs.queue import MAINTENANCE_QUEUE, PURGE_EXPIRED_TASK
 from tcplens.main import create_app
+from tcplens.services import tasks
 from tcplens.services.context import build_context
 from tcplens.settings import Settings
 from tests.api.service_fixtures import sign_up, tiny_pcap
@@ -32,7 +32,7 @@ def client(settings: Settings, engine: Engine) -> Iterator[TestClient]:
 
 
 def test_purge_runs_every_ten_minutes_on_every_worker() -> None:
-    app = worker_app("postgresql://unused/db")
+    app = tasks.worker_app("postgresql://unused/db")
     periodic = {p.periodic_id: p for p in app.periodic_registry.periodic_tasks.values()}
     purge = periodic["purge-expired"]
     assert purge.task.name == PURGE_EXPIRED_TASK and purge.task.queue == MAINTENANCE_QUEUE
@@ -84,7 +84,7 @@ def test_the_worker_purges_expired_sessions_and_dead_share_links(
 
     # A real worker (procrastinate, on the test database) runs the task and stops once idle.
     tasks.bind(build_context(settings, engine, sessions))
-    app = worker_app(database_url)
+    app = tasks.worker_app(database_url)
 
     async def run() -> None:
         async with app.open_async():

@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 from croniter import croniter
 
-from tcplens.jobs.tasks import STALLED_CHECK_CRON
+from tcplens.services.tasks import STALLED_CHECK_CRON
 
 
 def test_the_stalled_check_runs_every_five_seconds_in_any_minute() -> None:

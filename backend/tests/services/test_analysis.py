@@ -179,8 +179,8 @@ def test_maintenance_forgets_its_own_old_runs(client: TestClient, engine: Engine
 
     from sqlalchemy import text
 
-    from tcplens.jobs import tasks
-    from tcplens.jobs.queue import MAINTENANCE_QUEUE, RETRY_STALLED_TASK, worker_app
+    from tcplens.jobs.queue import MAINTENANCE_QUEUE, RETRY_STALLED_TASK
+    from tcplens.services import tasks
 
     with engine.begin() as connection:
         old = connection.execute(
@@ -200,7 +200,7 @@ def test_maintenance_forgets_its_own_old_runs(client: TestClient, engine: Engine
 
     async def run_maintenance() -> None:
         tasks.bind(client.app.state.service)  # type: ignore[attr-defined]
-        app = worker_app(engine.url.render_as_string(hide_password=False))
+        app = tasks.worker_app(engine.url.render_as_string(hide_password=False))
         async with app.open_async():
             await tasks.retry_stalled_jobs(SimpleNamespace(app=app), 0)  # type: ignore[arg-type]
 

@@ -21,6 +21,7 @@ from tcplens.jobs.queue import (
     MAINTENANCE_QUEUE,
     PURGE_EXPIRED_TASK,
     RETRY_STALLED_TASK,
+    conninfo,
 )
 from tcplens.services.context import ServiceContext
 
@@ -80,6 +81,16 @@ def purge_expired(timestamp: int) -> None:
         links = sharing.purge_dead_links(session)
     if sessions or links:
         logger.info("purged %d expired sessions and %d dead share links", sessions, links)
+
+
+def worker_app(database_url: str) -> procrastinate.App:
+    """An app with tcplens's tasks registered on it, whose connector opens its own async pool:
+    what a worker runs on."""
+    app = procrastinate.App(
+        connector=procrastinate.PsycopgConnector(conninfo=conninfo(database_url))
+    )
+    register(app)
+    return app
 
 
 def register(app: procrastinate.App) -> None:

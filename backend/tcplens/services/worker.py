@@ -7,8 +7,8 @@ import contextlib
 import logging
 import threading
 
-from tcplens.jobs import tasks
-from tcplens.jobs.queue import ANALYSIS_QUEUE, MAINTENANCE_QUEUE, worker_app
+from tcplens.jobs.queue import ANALYSIS_QUEUE, MAINTENANCE_QUEUE
+from tcplens.services import tasks
 from tcplens.services.context import ServiceContext
 
 logger = logging.getLogger(__name__)
@@ -25,7 +25,7 @@ async def run_worker(
     # In the background: the worker takes jobs meanwhile (a first job waits for the server).
     threading.Thread(target=start_fork_server, name="tcplens-fork-server", daemon=True).start()
     url = context.engine.url.render_as_string(hide_password=False)
-    app = worker_app(url)
+    app = tasks.worker_app(url)
     settings = context.settings
     async with app.open_async():
         await app.run_worker_async(
