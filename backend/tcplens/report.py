@@ -331,12 +331,6 @@ def _finite_shares(flows: list[Any]) -> bool:
         return False
 
 
-def report_for_capture(capture: Capture, *, consume_packets: bool = False) -> dict[str, Any]:
-    """capture → TCP analysis → report: what ``tcplens analyze --json`` prints (``write_report``
-    adds the events)."""
-    return analyse_capture(capture, consume_packets=consume_packets)[1]
-
-
 def analyse_capture(
     capture: Capture,
     *,

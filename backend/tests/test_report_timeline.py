@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from tcplens.capture import read_capture
-from tcplens.report import report_for_capture
+from tcplens.report import analyse_capture
 from tests.capture.shared_captures import LAB, PRACTICAL, require
 
 
 def flows_of(path: Any) -> list[dict[str, Any]]:
-    flows: list[dict[str, Any]] = report_for_capture(read_capture(path))["flows"]
+    flows: list[dict[str, Any]] = analyse_capture(read_capture(path))[1]["flows"]
     return flows
 
 
@@ -42,7 +42,7 @@ def test_idle_gap_is_where_the_diagnosis_says_the_client_waited() -> None:
     its request; the application-delay finding and the idle gap name the same interval."""
     require(PRACTICAL)
     path = PRACTICAL / "latency3.pcapng"
-    report = report_for_capture(read_capture(path))
+    _, report = analyse_capture(read_capture(path))
     (flow,) = report["flows"]
     t = flow["timeline"]
     assert t["syn_s"] == 0.0

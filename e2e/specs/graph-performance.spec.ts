@@ -1,6 +1,8 @@
 // Performance of the flow graphs on a flow of a million packets, through the level-of-detail series
 // endpoint, in this machine's headless Chromium. Prints the figures; fails when the first draw takes
 // more than 300 ms from navigation (page.goto of the flow URL), or zoom/pan runs below 30 frames/s.
+// A benchmark, not a test (its limits depend on the machine's load): `make bench BENCH=bench_graph`
+// runs it (TCPLENS_BENCH=1); the e2e suite skips it.
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,6 +26,7 @@ test("a 1M-packet flow: first draw ≤ 300 ms, zoom and pan ≥ 30 frames/s", as
   browser,
   baseURL,
 }) => {
+  test.skip(!process.env.TCPLENS_BENCH, "a benchmark: make bench BENCH=bench_graph runs it");
   test.setTimeout(600_000);
   const dir = mkdtempSync(path.join(tmpdir(), "tcplens-perf-"));
   try {

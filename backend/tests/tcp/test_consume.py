@@ -21,7 +21,7 @@ from tcplens.capture.table import (
     PacketTable,
     ReleasedColumnError,
 )
-from tcplens.report import analyse_capture, report_for_capture, write_report
+from tcplens.report import analyse_capture, write_report
 from tcplens.tcp.analyze import analyze_tcp
 from tcplens.tcp.model import TcpAnalysis
 from tests.capture.shared_captures import LAB, PRACTICAL, require
@@ -166,7 +166,7 @@ def test_a_column_the_caller_holds_keeps_its_data_and_the_table_refuses_released
 def test_a_table_is_released_only_by_the_path_that_consumes_it() -> None:
     require(LAB / "nagle_delack.pcap")
     capture = read_capture(LAB / "nagle_delack.pcap")
-    report_for_capture(capture)
+    analyse_capture(capture)
     analyze_tcp(capture.packets)
     assert isinstance(capture.packets, PacketTable)
     assert capture.packets.tcp_seq.shape == (len(capture.packets),)
