@@ -11,6 +11,10 @@ port). Then it times both tools from outside, in this run, and prints:
 * end-to-end times on the 5M file and on the 100k short flows (target: tcplens faster, medians);
 * tcplens's peak memory against the file size (target: <= 3x).
 
+With ``BENCH_REFERENCE=<a checkout>`` (its ``backend/``, e.g. ``git archive <commit> backend |
+tar -x -C /tmp/ref``), that tree's ``tcplens analyze`` runs in the same rounds as a third tool,
+``reference``, and the ratios of this tree to it are printed too.
+
 Run with ``make bench BENCH=bench_analyze``. Needs tcptrace (``make venv`` installs it).
 """
 
@@ -131,7 +135,7 @@ def read_through(path: Path) -> None:
             pass
 
 
-def measure(command: list[str]) -> tuple[float, float, float]:
+def measure(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
     """Wall seconds, CPU seconds (user + system) and peak RSS (MB) of one run, stdout
     discarded. CPU time is what to compare on a shared machine: wall time there mostly
     measures the other tenants."""
@@ -142,7 +146,9 @@ def measure(command: list[str]) -> tuple[float, float, float]:
         "u=resource.getrusage(resource.RUSAGE_CHILDREN);"
         "print(e,u.ru_utime+u.ru_stime,u.ru_maxrss/1024,c)"
     )
-    out = subprocess.run([sys.executable, "-c", probe, *command], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", probe, *command], capture_output=True, text=True, env=env
+    )
     wall, cpu, peak, code = out.stdout.split()
     if int(code) != 0:
         raise SystemExit(f"bench: {' '.join(command)} exited {code}")
@@ -195,12 +201,26 @@ def main() -> int:
         "tcplens": lambda path: [*TCPLENS, "analyze", str(path), "--json"],
         "tcptrace": lambda path: ["tcptrace", "-l", "-r", str(path)],
     }
+    envs: dict[str, dict[str, str] | None] = {"tcplens": None, "tcptrace": None}
+    reference = os.environ.get("BENCH_REFERENCE")
+    if reference:
+        commands["reference"] = commands["tcplens"]
+        envs["reference"] = {
+            **os.environ,
+            "PYTHONPATH": str(Path(reference).resolve() / "backend"),
+        }
+        # its numba cache warmed (or compiled) too
+        subprocess.run(
+            [*TCPLENS, "analyze", str(files["bulk_1M"][0]), "--json"],
+            stdout=subprocess.DEVNULL,
+            env=envs["reference"],
+        )
     for round_ in range(ROUNDS):
         for name, (path, _) in files.items():
             if name == "short_100k" and round_ >= 2:
                 continue
             for tool, command in commands.items():
-                runs.setdefault((tool, name), []).append(measure(command(path)))
+                runs.setdefault((tool, name), []).append(measure(command(path), envs[tool]))
     for name, (path, n) in files.items():
         size_mb = path.stat().st_size / 2**20  # MiB, like ru_maxrss / 1024
         ours, theirs = runs[("tcplens", name)], runs[("tcptrace", name)]
@@ -239,6 +259,21 @@ def main() -> int:
         ) < _median(runs[("tcptrace", name)], 0)
     peak5 = max(r[2] for r in runs[("tcplens", "bulk_5M")])
     checks["memory <= 3x file size (5M)"] = peak5 <= 3 * size5
+    if reference:
+        for name in files:
+            ours, theirs = runs[("tcplens", name)], runs[("reference", name)]
+            per_round = sorted(a[0] / b[0] for a, b in zip(ours, theirs, strict=True))
+            print(
+                f"{name}: this tree / reference (wall) per round "
+                f"{' '.join(f'{r:.2f}' for r in per_round)}: median {statistics.median(per_round):.2f}"
+                f" (reference {_median(theirs, 0):.2f} s, peak {max(r[2] for r in theirs):.0f} MiB)"
+            )
+        ours, theirs = marginal("tcplens", 0), marginal("reference", 0)
+        per_round = sorted(a / b for a, b in zip(ours, theirs, strict=True))
+        print(
+            f"marginal rate (wall), this tree / reference per round "
+            f"{' '.join(f'{r:.2f}' for r in per_round)}: median {statistics.median(per_round):.2f}"
+        )
     for what, ok in checks.items():
         print(f"  {'met ' if ok else 'MISSED'} {what}")
     return 0

@@ -9,13 +9,22 @@ the same run:
   with the job's breakdown by step (``timings_s``); the same for ~100 MB of short flows (the
   flow rows are then the bulk of what is stored);
 * 50 concurrent clients fetching a flow's series (random windows, ``max_points=2000``): p50/p99
-  latency and requests/s, against the same clients fetching ``/api/v1/health``.
+  latency and requests/s, against the same clients fetching ``/api/v1/health``;
+* memory at rest (issue 30): the resident memory of every process ``serve`` runs (itself, the
+  analysis fork server and whatever else it started, its embedded PostgreSQL's server and
+  backends) once it is idle after start, and again after the load above: RSS per process and
+  the total of their proportional set sizes (PSS: a page shared by n processes counts 1/n, so
+  the forked processes' shared pages are counted once), against the goal of < 400 MB.
+
+At the end ``serve`` is stopped with SIGTERM, and the bench checks that no process of its data
+directory (the embedded PostgreSQL) is left running.
 
 Run with ``make bench BENCH=bench_service``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -33,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
 from bench_analyze import SHORT_SOURCE, read_pcap, read_pcapng, replicate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -150,6 +160,78 @@ class Measured:
         )
 
 
+MEMORY_GOAL_MB = 400
+
+
+def serve_processes(server: subprocess.Popen[bytes], data_dir: Path) -> list[psutil.Process]:
+    """``serve`` and every process it started: its descendants, and the embedded PostgreSQL
+    server of its data directory (pg_ctl detaches it) with that server's own processes."""
+    found: dict[int, psutil.Process] = {}
+    roots = [psutil.Process(server.pid)]
+    for process in psutil.process_iter(["cmdline"]):
+        if any(str(data_dir) in part for part in process.info["cmdline"] or ()):
+            roots.append(process)
+    for root in roots:
+        with contextlib.suppress(psutil.Error):
+            for process in [root, *root.children(recursive=True)]:
+                found[process.pid] = process
+    return list(found.values())
+
+
+def wait_until_idle(processes: list[psutil.Process], timeout_s: float = 120) -> None:
+    """Until the processes together use < 2 % of a core over a second (the fork server warms
+    its kernels after /health answers)."""
+    deadline = time.monotonic() + timeout_s
+
+    def cpu() -> float:
+        total = 0.0
+        for process in processes:
+            with contextlib.suppress(psutil.Error):
+                times = process.cpu_times()
+                total += times.user + times.system
+        return total
+
+    before = cpu()
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        now = cpu()
+        if now - before < 0.02:
+            return
+        before = now
+
+
+def memory_at_rest(label: str, server: subprocess.Popen[bytes], data_dir: Path) -> float:
+    """Print each of serve's processes' RSS and PSS and their totals; returns the PSS total."""
+    processes = serve_processes(server, data_dir)
+    wait_until_idle(processes)
+    processes = serve_processes(server, data_dir)  # (a backend may have come or gone)
+    rows = []
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            info = process.memory_full_info()
+            name = " ".join(process.cmdline())[:60] or process.name()
+            rows.append((info.rss / 2**20, info.pss / 2**20, process.pid, name))
+    rows.sort(reverse=True)
+    pss = sum(r[1] for r in rows)
+    print(
+        f"memory at rest {label}: {len(rows)} processes, PSS total {pss:.0f} MiB "
+        f"(RSS sum {sum(r[0] for r in rows):.0f} MiB; goal < {MEMORY_GOAL_MB} MB: "
+        f"{'met' if pss * 2**20 < MEMORY_GOAL_MB * 1e6 else 'NOT met'})"
+    )
+    for rss, proportional, pid, name in rows:
+        print(f"  {rss:7.1f} MiB RSS {proportional:7.1f} MiB PSS  {pid:>7d} {name}")
+    return pss
+
+
+def left_running(data_dir: Path) -> list[psutil.Process]:
+    """Processes of ``serve``'s data directory still running (its embedded PostgreSQL)."""
+    return [
+        process
+        for process in psutil.process_iter(["cmdline"])
+        if any(str(data_dir) in part for part in process.info["cmdline"] or ())
+    ]
+
+
 def upload_to_findings(port: int, token: str, capture: Path) -> Measured:
     """Upload a capture, poll until its analysis ended, fetch its findings."""
     size = capture.stat().st_size
@@ -203,7 +285,8 @@ def main() -> int:
     reference_s = time.perf_counter() - started
 
     port = free_port()
-    env = {**os.environ, "TCPLENS_DATA_DIR": str(OUT / "data"), "TCPLENS_PORT": str(port)}
+    data_dir = OUT / "data"
+    env = {**os.environ, "TCPLENS_DATA_DIR": str(data_dir), "TCPLENS_PORT": str(port)}
     env.pop("TCPLENS_DATABASE_URL", None)
     email = "bench@example.com"
     subprocess.run(
@@ -239,6 +322,7 @@ def main() -> int:
                 raise SystemExit("bench_service: server did not start")
             time.sleep(0.2)
 
+        rest_after_start = memory_at_rest("after start", server, data_dir)
         # warm the worker's analysis process (JIT caches) with a small upload first
         small = SOURCE.read_bytes() + b""
         _, body = request(port, "POST", "/api/v1/captures?filename=warm.pcap", token, body=small)
@@ -280,12 +364,21 @@ def main() -> int:
         )
         series_lat, series_rps = load(port, token, paths)
         health_lat, health_rps = load(port, token, ["/api/v1/health"])
+        rest_after_load = memory_at_rest("after load", server, data_dir)
     finally:
         server.send_signal(signal.SIGTERM)
         try:
             server.wait(timeout=30)
         except subprocess.TimeoutExpired:
             server.kill()
+        time.sleep(1.0)
+        left = left_running(data_dir)
+        for process in left:  # started by this bench: stopped by their ids
+            print(
+                f"bench_service: left running after SIGTERM: {process.cmdline()}", file=sys.stderr
+            )
+            with contextlib.suppress(psutil.Error):
+                process.terminate()
 
     bulk.report("bulk transfer")
     short.report("short flows")
@@ -302,7 +395,11 @@ def main() -> int:
         f"p99 {percentile(health_lat, 0.99) * 1e3:.1f} ms, {health_rps:.0f} req/s "
         f"(series / health p50 = {statistics.median(series_lat) / statistics.median(health_lat):.1f}x)"
     )
-    return 0
+    print(
+        f"memory at rest (PSS, all of serve's processes): after start {rest_after_start:.0f} MiB, "
+        f"after load {rest_after_load:.0f} MiB (goal < {MEMORY_GOAL_MB} MB)"
+    )
+    return 1 if left else 0
 
 
 if __name__ == "__main__":
