@@ -16,29 +16,8 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from tcplens import kernel_cache
-
-
-def dispatchers() -> list[Any]:
-    """Every kernel of the core (numba dispatchers), its modules imported."""
-    import importlib
-    import pkgutil
-
-    from numba.core.dispatcher import Dispatcher
-
-    names = ["tcplens.report_events"]
-    for package in ("capture", "tcp", "diagnosis"):
-        module = importlib.import_module(f"tcplens.{package}")
-        prefix = f"{module.__name__}."
-        names += [info.name for info in pkgutil.walk_packages(module.__path__, prefix)]
-    found: dict[int, Any] = {}
-    for name in names:
-        for value in vars(importlib.import_module(name)).values():
-            if isinstance(value, Dispatcher) and value.py_func.__module__ == name:
-                found[id(value)] = value
-    return list(found.values())
 
 
 def run_every_kernel() -> None:
@@ -66,13 +45,15 @@ def run_every_kernel() -> None:
             write_report(io.BytesIO().write, report, analysis.segments)
 
 
-def build(progress: Callable[[int, int], None] | None = None) -> Path:
+def build(progress: Callable[[int], None] | None = None) -> Path:
     """Compile every kernel of the core into the cache directory, unless it is complete; returns
-    the directory. ``progress(compiled, kernels)`` is called every few seconds meanwhile."""
+    the directory. ``progress(compiled)`` is called every few seconds meanwhile with the number
+    of kernels compiled so far (numba's compile events; a kernel found in the cache is loaded)."""
+    from numba.core import event
+
     path = kernel_cache.use()
     if kernel_cache.is_built(path):
         return path
-    kernels = dispatchers()
     failed: list[BaseException] = []
 
     def work() -> None:
@@ -81,12 +62,13 @@ def build(progress: Callable[[int, int], None] | None = None) -> Path:
         except BaseException as error:  # re-raised in the calling thread
             failed.append(error)
 
-    worker = threading.Thread(target=work, name="tcplens-kernel-build")
-    worker.start()
-    while worker.is_alive():
-        worker.join(2.0)
-        if progress is not None:
-            progress(sum(1 for k in kernels if k.overloads), len(kernels))
+    with event.install_recorder("numba:compile") as compiles:
+        worker = threading.Thread(target=work, name="tcplens-kernel-build")
+        worker.start()
+        while worker.is_alive():
+            worker.join(2.0)
+            if progress is not None:
+                progress(sum(1 for _, e in list(compiles.buffer) if e.is_end))
     if failed:
         raise failed[0]
     (path / kernel_cache.BUILT).write_text(kernel_cache.build_stamp())

@@ -35,9 +35,9 @@ def run(args: argparse.Namespace) -> int:
     interactive = not args.quiet and sys.stdout.isatty()
     last = [0.0]
 
-    def progress(done: int, total: int) -> None:
+    def progress(compiled: int) -> None:
         elapsed = time.monotonic() - started
-        line = f"tcplens kernels: compiling, {done}/{total} kernels ({elapsed:.0f} s)"
+        line = f"tcplens kernels: compiling, {compiled} kernels compiled ({elapsed:.0f} s)"
         if interactive:
             print(f"\r{line}", end="", flush=True)
         elif not args.quiet and elapsed - last[0] >= 10:  # a log: a line every 10 s
