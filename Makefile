@@ -117,5 +117,5 @@ lab: venv
 
 # The diagnosis's accuracy (tuning and held-out parts), capture-point invariance and the statements
 # no capture supports, over e2e/lab/out (made once by `make lab`) and ../shared/captures. A command.
-eval: venv
+eval: venv kernels
 	cd e2e && ../$(BIN)/python -m lab.evaluate $(EVAL)
