@@ -77,3 +77,18 @@ def test_findings_are_ordered_by_severity_then_time_lost() -> None:
         _, report = analyse_capture(read_capture(path))
         keys = [(rank[f["severity"]], -(f["time_lost_s"] or 0.0)) for f in report["findings"]]
         assert keys == sorted(keys), path.name
+
+
+def test_sequential_requests_are_turns_not_a_small_send_buffer() -> None:
+    """1,000 sequential HTTP GETs on loopback (13 µs round trips, 0.6 ms a turn): request and
+    response turns, not "Sender's buffer too small: only 853 bytes in flight"."""
+    path = REAL_WORLD / "zeek_http_1000-requests-one-dropped-response.pcap.gz"
+    require(path)
+    _, report = analyse_capture(read_capture(path))
+    codes = [f["code"] for f in report["findings"]]
+    assert "sender-buffer-limited" not in codes
+    [first] = report["findings"][:1]
+    assert first["code"] == "round-trip-bound"
+    assert "1000 request/response exchanges" in first["summary"]
+    assert "round trips of 13 µs" in first["summary"]
+    assert "about 0.6 ms a turn" in first["summary"]

@@ -40,15 +40,28 @@ def detect(ctx: Context) -> list[Finding]:
         if exchanges > 1
         else "the handshake and waiting for the response"
     )
-    summary = (
-        f"Flow {worst} took {w.duration(duration)}, of which "
-        f"{w.duration(lat.seconds[worst] + setup.seconds.get(worst, 0.0))} went to round trips "
-        f"of {w.duration(rtt)} ({what}), each answered promptly: the distance between the "
-        "hosts, not a setting."
-    )
+    spent = lat.seconds[worst] + setup.seconds.get(worst, 0.0)
+    # The round trips themselves: one per exchange and the handshake's. A request/response
+    # turn can take far longer than a round trip (the applications preparing the next request
+    # or answer between them): that time is said as the turns', not as round trips.
+    trips = (exchanges + 1) * rtt
+    if spent > 2 * trips:
+        summary = (
+            f"Flow {worst} took {w.duration(duration)}, of which {w.duration(spent)} went to "
+            f"{what}: {w.duration(trips)} of round trips of {w.duration(rtt)} and the rest "
+            f"between them, about {w.duration((spent - trips) / max(exchanges, 1))} a turn, in "
+            "which the applications prepared the next request or answer. No setting of TCP "
+            "or the path held it back."
+        )
+    else:
+        summary = (
+            f"Flow {worst} took {w.duration(duration)}, of which {w.duration(spent)} went to "
+            f"round trips of {w.duration(rtt)} ({what}), each answered promptly: the distance "
+            "between the hosts, not a setting."
+        )
     fix = (
-        "Save round trips: reuse connections, combine requests, or move the server closer to "
-        "its clients."
+        "Save round trips: reuse connections, combine requests (or pipeline them, HTTP/2), or "
+        "move the server closer to its clients."
     )
     return [
         Finding(
