@@ -101,6 +101,20 @@ def heldout() -> list[Scenario]:
             capture_at="client",
             heldout=True,
         ),
+        Scenario(
+            "rwnd_rcvbuf48k_post_60ms_v6",
+            "receiver window too small",
+            "receiver_window",
+            "HTTP POST upload of 2 MB over IPv6 on a 60 ms path; the server set SO_RCVBUF=49152 "
+            "on its listening socket",
+            60,
+            {"action": "post", "size": 2 * MB, "server_rcvbuf": 49152},
+            "client",
+            family=6,
+            capture_at="server",
+            snaplen=HEADERS,
+            heldout=True,
+        ),
         # receiver_app
         Scenario(
             "slow_reader_get_15ms_midconn",
