@@ -83,22 +83,33 @@ test("an API token is shown once, uploads from a script, and stops working when 
   await script.dispose();
 });
 
-test("an owner adds a teammate by e-mail; an address without an account is refused", async ({
+test("an owner invites by e-mail; an address with an account and one without look alike", async ({
   page,
-  request,
+  browser,
+  baseURL,
 }) => {
   const teammate = newEmail("frank");
-  await signUpViaApi(request, teammate);
+  const newcomer = newEmail("nobody");
+  const frank = await browser.newContext({ baseURL });
+  await signUpViaApi(frank.request, teammate);
   await signUpInBrowser(page, newEmail("grace"));
   await page.getByRole("link", { name: "Members" }).click();
-  await page.getByLabel("Add a member by e-mail").fill(teammate);
-  await page.getByRole("button", { name: "Add" }).click();
-  await expect(page.getByRole("row", { name: new RegExp(teammate) })).toContainText("member");
-
-  await page.getByLabel("Add a member by e-mail").fill(newEmail("nobody"));
-  await page.getByRole("button", { name: "Add" }).click();
-  await expect(page.getByRole("alert")).toBeVisible();
+  for (const email of [teammate, newcomer]) {
+    await page.getByLabel("Invite by e-mail").fill(email);
+    await page.getByRole("button", { name: "Invite", exact: true }).click();
+    await expect(page.getByRole("row", { name: new RegExp(email) })).toContainText("invited");
+  }
+  await expect(page.getByRole("alert")).toHaveCount(0);
   await screenshot(page, "12-members");
+
+  // Frank's next request takes the invitation up; the newcomer's stays until they sign up.
+  expect((await frank.request.get("/api/v1/auth/me")).status()).toBe(200);
+  await page.reload();
+  await expect(page.getByRole("row", { name: new RegExp(teammate) })).toContainText("member");
+  await expect(page.getByRole("row", { name: new RegExp(newcomer) })).toContainText("invited");
+  await page.getByRole("button", { name: `Cancel the invitation of ${newcomer}` }).click();
+  await expect(page.getByRole("row", { name: new RegExp(newcomer) })).toHaveCount(0);
+  await frank.close();
 });
 
 test("a read-only token made in the browser cannot upload", async ({

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import uuid
+from typing import Annotated
 
-from fastapi import APIRouter, Request, Response, status
+from fastapi import APIRouter, Path, Request, Response, status
 
 from tcplens.api.auth import (
     AdminDep,
@@ -201,21 +202,40 @@ def list_members(
 ) -> list[MemberOut]:
     _visible_workspace(viewer, workspace_id)
     accounts.require_member(session, _user_id(viewer), workspace_id)
-    return [
-        MemberOut(user_id=m.user_id, email=m.email, role=m.role)
-        for m in accounts.members_of(session, workspace_id)
-    ]
+    return [_member_out(m) for m in accounts.members_of(session, workspace_id)]
+
+
+def _member_out(m: accounts.MemberView) -> MemberOut:
+    return MemberOut(user_id=m.user_id, email=m.email, role=m.role, status=m.status)
 
 
 @workspaces_router.post(
-    "/{workspace_id}/members", response_model=MemberOut, status_code=status.HTTP_201_CREATED
+    "/{workspace_id}/members",
+    response_model=MemberOut,
+    status_code=status.HTTP_201_CREATED,
+    summary="Invite an e-mail address (the same answer whether or not it has an account)",
 )
 def invite_member(
     body: MemberInvite, session: SessionDep, viewer: AdminDep, workspace_id: uuid.UUID
 ) -> MemberOut:
     _visible_workspace(viewer, workspace_id)
-    m = accounts.invite_member(session, _user_id(viewer), workspace_id, body.email)
-    return MemberOut(user_id=m.user_id, email=m.email, role=m.role)
+    return _member_out(accounts.invite_member(session, _user_id(viewer), workspace_id, body.email))
+
+
+@workspaces_router.delete(
+    "/{workspace_id}/invitations/{email}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    summary="Cancel an invitation that was not taken up yet",
+)
+def cancel_invitation(
+    session: SessionDep,
+    viewer: AdminDep,
+    workspace_id: uuid.UUID,
+    email: Annotated[str, Path(max_length=320)],
+) -> Response:
+    _visible_workspace(viewer, workspace_id)
+    accounts.cancel_invitation(session, _user_id(viewer), workspace_id, email)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @workspaces_router.delete(

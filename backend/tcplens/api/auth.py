@@ -113,6 +113,7 @@ def optional_viewer(request: Request, session: SessionDep, settings: SettingsDep
     user = accounts.user_of_session(session, cookie, settings.session_idle_timeout_s)
     if user is None:
         return None
+    accounts.claim_invitations(session, user)
     if request.method not in _SAFE_METHODS:
         expected = credentials.csrf_token_for(cookie, settings.secret_key.get_secret_value())
         presented = request.headers.get(CSRF_HEADER, "")

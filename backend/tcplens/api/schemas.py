@@ -71,9 +71,14 @@ class PasswordChange(BaseModel):
 
 
 class MemberOut(BaseModel):
-    user_id: uuid.UUID
+    user_id: uuid.UUID | None = Field(description="null while invited")
     email: str
     role: Literal["owner", "member"]
+    status: Literal["member", "invited"] = Field(
+        description="invited: not joined yet (the invitation takes effect when an account with "
+        "this address next signs in or uses its session; the answer is the same whether or not "
+        "one exists)"
+    )
 
 
 class WorkspaceUsage(BaseModel):

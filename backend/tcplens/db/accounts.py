@@ -60,6 +60,24 @@ class Membership(Base):
     created_at: Mapped[datetime] = created_at_column()
 
 
+class Invitation(Base):
+    """An owner's invitation of an e-mail address to a workspace. It is made the same way whether
+    or not an account has that address (the owner learns nothing about who has accounts), and
+    becomes a membership when a session of an account with that address is next used."""
+
+    __tablename__ = "invitations"
+
+    workspace_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("workspaces.id", ondelete="CASCADE"), primary_key=True
+    )
+    # Normalized as User.email is (lower-cased).
+    email: Mapped[str] = mapped_column(String(320), primary_key=True, index=True)
+    invited_by: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL")
+    )
+    created_at: Mapped[datetime] = created_at_column()
+
+
 class BrowserSession(Base):
     __tablename__ = "sessions"
 

@@ -1,7 +1,8 @@
 """Users, browser sessions and workspaces with their members.
 
 Every user gets a personal workspace at sign-up, of which they are the owner; an owner invites
-other existing users by e-mail address. Login failures say the same thing for a missing account and
+people by e-mail address, with the same answer whether or not the address has an account (an
+``Invitation``, which becomes a membership when that account's session is next used). Login failures say the same thing for a missing account and
 a wrong password. Passwords follow ``password_policy``.
 
 A browser session ends at its absolute expiry, after ``idle_timeout_s`` without a request
@@ -14,13 +15,15 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Literal
 
 from sqlalchemy import delete, func, select, update
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import ColumnElement
 
-from tcplens.db.accounts import BrowserSession, Membership, User, Workspace
+from tcplens.db.accounts import BrowserSession, Invitation, Membership, User, Workspace
 from tcplens.db.captures import Capture, ShareLink
 from tcplens.errors import Conflict, InvalidInput, NotAuthenticated, NotFound, PermissionDenied
 from tcplens.services import credentials, password_policy
@@ -125,8 +128,25 @@ def start_session(session: Session, user: User, max_age_s: int) -> str:
             expires_at=datetime.now(UTC) + timedelta(seconds=max_age_s),
         )
     )
+    claim_invitations(session, user)
     session.commit()
     return token
+
+
+def claim_invitations(session: Session, user: User) -> None:
+    """The invitations to the user's address become memberships (committed when there were
+    any). Called with every use of a browser session, so an invitation takes effect at once."""
+    claimed = session.scalars(
+        delete(Invitation).where(Invitation.email == user.email).returning(Invitation.workspace_id)
+    ).all()
+    if not claimed:
+        return
+    session.execute(
+        insert(Membership)
+        .values([{"workspace_id": w, "user_id": user.id, "role": "member"} for w in claimed])
+        .on_conflict_do_nothing()
+    )
+    session.commit()
 
 
 def _live(idle_timeout_s: int) -> ColumnElement[bool]:
@@ -236,19 +256,28 @@ def workspace_by_name(session: Session, user_id: uuid.UUID, name: str) -> Worksp
 
 @dataclass(frozen=True)
 class MemberView:
-    user_id: uuid.UUID
+    user_id: uuid.UUID | None  # None: invited, not joined yet
     email: str
     role: str
+    status: Literal["member", "invited"] = "member"
 
 
 def members_of(session: Session, workspace_id: uuid.UUID) -> list[MemberView]:
+    """The members, then the pending invitations."""
     rows = session.execute(
         select(User.id, User.email, Membership.role)
         .join(Membership, Membership.user_id == User.id)
         .where(Membership.workspace_id == workspace_id)
         .order_by(Membership.created_at, User.email)
     ).all()
-    return [MemberView(user_id=r.id, email=r.email, role=r.role) for r in rows]
+    invited = session.scalars(
+        select(Invitation.email)
+        .where(Invitation.workspace_id == workspace_id)
+        .order_by(Invitation.created_at, Invitation.email)
+    ).all()
+    return [MemberView(user_id=r.id, email=r.email, role=r.role) for r in rows] + [
+        MemberView(user_id=None, email=email, role="member", status="invited") for email in invited
+    ]
 
 
 def require_member(session: Session, user_id: uuid.UUID, workspace_id: uuid.UUID) -> str:
@@ -262,15 +291,39 @@ def require_member(session: Session, user_id: uuid.UUID, workspace_id: uuid.UUID
 def invite_member(
     session: Session, owner_id: uuid.UUID, workspace_id: uuid.UUID, email: str
 ) -> MemberView:
+    """Invite an address: the same answer (``invited``) whether or not it has an account, so
+    an owner cannot use invitations to find out who has one; an existing member is returned as
+    the member they are (the owner sees them listed anyway)."""
     if require_member(session, owner_id, workspace_id) != "owner":
         raise NotWorkspaceOwner("only the workspace's owner invites members")
-    user = user_by_email(session, email)
-    if role_in(session, user.id, workspace_id) is None:
-        session.add(Membership(workspace_id=workspace_id, user_id=user.id, role="member"))
-        session.commit()
-    return MemberView(
-        user_id=user.id, email=user.email, role=role_in(session, user.id, workspace_id) or "member"
+    email = normalize_email(email)
+    member = session.execute(
+        select(User.id, Membership.role)
+        .join(Membership, Membership.user_id == User.id)
+        .where(User.email == email, Membership.workspace_id == workspace_id)
+    ).one_or_none()
+    if member is not None:
+        return MemberView(user_id=member.id, email=email, role=member.role)
+    session.execute(
+        insert(Invitation)
+        .values(workspace_id=workspace_id, email=email, invited_by=owner_id)
+        .on_conflict_do_nothing()
     )
+    session.commit()
+    return MemberView(user_id=None, email=email, role="member", status="invited")
+
+
+def cancel_invitation(
+    session: Session, owner_id: uuid.UUID, workspace_id: uuid.UUID, email: str
+) -> None:
+    if require_member(session, owner_id, workspace_id) != "owner":
+        raise NotWorkspaceOwner("only the workspace's owner cancels invitations")
+    session.execute(
+        delete(Invitation).where(
+            Invitation.workspace_id == workspace_id, Invitation.email == email.strip().lower()
+        )
+    )
+    session.commit()
 
 
 def remove_member(

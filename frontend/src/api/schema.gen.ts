@@ -441,6 +441,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workspaces/{workspace_id}/invitations/{email}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Cancel an invitation that was not taken up yet */
+        delete: operations["cancel_invitation_api_v1_workspaces__workspace_id__invitations__email__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workspaces/{workspace_id}/members": {
         parameters: {
             query?: never;
@@ -451,7 +468,7 @@ export interface paths {
         /** List Members */
         get: operations["list_members_api_v1_workspaces__workspace_id__members_get"];
         put?: never;
-        /** Invite Member */
+        /** Invite an e-mail address (the same answer whether or not it has an account) */
         post: operations["invite_member_api_v1_workspaces__workspace_id__members_post"];
         delete?: never;
         options?: never;
@@ -791,10 +808,16 @@ export interface components {
              */
             role: "owner" | "member";
             /**
-             * User Id
-             * Format: uuid
+             * Status
+             * @description invited: not joined yet (the invitation takes effect when an account with this address next signs in or uses its session; the answer is the same whether or not one exists)
+             * @enum {string}
              */
-            user_id: string;
+            status: "member" | "invited";
+            /**
+             * User Id
+             * @description null while invited
+             */
+            user_id: string | null;
         };
         /** PasswordChange */
         PasswordChange: {
@@ -2143,6 +2166,36 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["WorkspaceOut"];
                 };
+            };
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancel_invitation_api_v1_workspaces__workspace_id__invitations__email__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: string;
+                email: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request was refused: the problem says why (`code`) */
             "4XX": {

@@ -1,4 +1,4 @@
-// Workspace members: list, invite an existing user by e-mail (owners), remove.
+// Workspace members: list, invite an e-mail address (owners), cancel an invitation, remove.
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, unwrap } from "./http";
@@ -26,6 +26,19 @@ export function useInviteMember(workspaceId: string) {
         api.POST("/api/v1/workspaces/{workspace_id}/members", {
           params: { path: { workspace_id: workspaceId } },
           body: { email },
+        }),
+      ),
+    onSuccess: () => client.invalidateQueries({ queryKey: membersKey(workspaceId) }),
+  });
+}
+
+export function useCancelInvitation(workspaceId: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (email: string) =>
+      unwrap(
+        api.DELETE("/api/v1/workspaces/{workspace_id}/invitations/{email}", {
+          params: { path: { workspace_id: workspaceId, email } },
         }),
       ),
     onSuccess: () => client.invalidateQueries({ queryKey: membersKey(workspaceId) }),

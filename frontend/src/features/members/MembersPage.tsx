@@ -2,11 +2,16 @@ import { useId, useState } from "react";
 import { errorMessage } from "../../api/http";
 import { useSession } from "../../api/session";
 import type { Workspace } from "../../api/types";
-import { useInviteMember, useMembers, useRemoveMember } from "../../api/workspaces";
+import {
+  useCancelInvitation,
+  useInviteMember,
+  useMembers,
+  useRemoveMember,
+} from "../../api/workspaces";
 import { Skeleton } from "../../app/Skeleton";
 import { useCurrentWorkspace } from "../../app/workspace";
 
-/** Who can see this workspace's captures; owners add people by the e-mail of their account. */
+/** Who can see this workspace's captures; owners invite people by e-mail address. */
 export function MembersPage() {
   const workspace = useCurrentWorkspace();
   if (!workspace) return <Skeleton className="skeleton--table-small" label="Loading" />;
@@ -18,6 +23,7 @@ function Members({ workspace }: { workspace: Workspace }) {
   const members = useMembers(workspace.id);
   const invite = useInviteMember(workspace.id);
   const remove = useRemoveMember(workspace.id);
+  const cancel = useCancelInvitation(workspace.id);
   const [email, setEmail] = useState("");
   const emailId = useId();
   const isOwner = workspace.role === "owner";
@@ -27,7 +33,10 @@ function Members({ workspace }: { workspace: Workspace }) {
       <header className="page-header">
         <div>
           <h1 className="page-title">Members of {workspace.name}</h1>
-          <p className="muted">Members see and upload every capture of this workspace.</p>
+          <p className="muted">
+            Members see and upload every capture of this workspace. An invited address joins when
+            its account next signs in (or when it signs up).
+          </p>
         </div>
       </header>
       {isOwner && (
@@ -39,7 +48,7 @@ function Members({ workspace }: { workspace: Workspace }) {
           }}
         >
           <label className="field__label" htmlFor={emailId}>
-            Add a member by e-mail
+            Invite by e-mail
           </label>
           <input
             id={emailId}
@@ -51,7 +60,7 @@ function Members({ workspace }: { workspace: Workspace }) {
             onChange={(e) => setEmail(e.currentTarget.value)}
           />
           <button type="submit" className="button button--primary" disabled={invite.isPending}>
-            Add
+            Invite
           </button>
         </form>
       )}
@@ -77,7 +86,7 @@ function Members({ workspace }: { workspace: Workspace }) {
           </thead>
           <tbody>
             {members.data.map((member) => (
-              <tr key={member.user_id}>
+              <tr key={member.user_id ?? `invited:${member.email}`}>
                 <td>
                   {member.email}
                   {member.user_id === session.data?.user.id && (
@@ -85,16 +94,31 @@ function Members({ workspace }: { workspace: Workspace }) {
                   )}
                 </td>
                 <td>
-                  <span className={`pill pill--${member.role}`}>{member.role}</span>
+                  {member.status === "invited" ? (
+                    <span className="pill">invited</span>
+                  ) : (
+                    <span className={`pill pill--${member.role}`}>{member.role}</span>
+                  )}
                 </td>
                 <td className="table__actions">
-                  {isOwner && member.user_id !== session.data?.user.id && (
+                  {isOwner && member.user_id === null && (
+                    <button
+                      type="button"
+                      className="button button--danger button--small"
+                      aria-label={`Cancel the invitation of ${member.email}`}
+                      disabled={cancel.isPending}
+                      onClick={() => cancel.mutate(member.email)}
+                    >
+                      Cancel
+                    </button>
+                  )}
+                  {isOwner && member.user_id && member.user_id !== session.data?.user.id && (
                     <button
                       type="button"
                       className="button button--danger button--small"
                       aria-label={`Remove ${member.email}`}
                       disabled={remove.isPending}
-                      onClick={() => remove.mutate(member.user_id)}
+                      onClick={() => member.user_id && remove.mutate(member.user_id)}
                     >
                       Remove
                     </button>
