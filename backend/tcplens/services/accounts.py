@@ -320,7 +320,7 @@ def cancel_invitation(
         raise NotWorkspaceOwner("only the workspace's owner cancels invitations")
     session.execute(
         delete(Invitation).where(
-            Invitation.workspace_id == workspace_id, Invitation.email == email.strip().lower()
+            Invitation.workspace_id == workspace_id, Invitation.email == normalize_email(email)
         )
     )
     session.commit()
