@@ -147,6 +147,12 @@ def test_invitations_say_nothing_about_who_has_an_account(make_client) -> None: 
     assert [w["id"] for w in latecomer.client.get("/api/v1/auth/me").json()["workspaces"]] == [
         str(latecomer.workspace_id)
     ]
+    # an address PostgreSQL cannot even hold is refused, not sent to the database
+    nul = owner.client.delete(
+        f"/api/v1/workspaces/{owner.workspace_id}/invitations/a%00b@example.com",
+        headers=owner.headers(),
+    )
+    assert nul.status_code == 422 and nul.json()["code"] == "invalid_input"
     # someone outside the workspace sees no such workspace
     assert third.client.get(url).status_code == 404
 
