@@ -1,7 +1,9 @@
-"""``tcplens worker``: take analysis jobs from the queue until stopped (SIGINT/SIGTERM).
+"""``tcplens worker``: take analysis jobs from the queue until stopped (SIGINT/SIGTERM/SIGHUP).
 
 Any number of workers, on any machines sharing the database and the blob store. A worker killed
-mid-job stops sending heartbeats; another worker puts its job back in the queue.
+mid-job stops sending heartbeats; another worker puts its job back in the queue. A worker stopped
+by a signal kills its running analyses at once and puts their jobs back in the queue (rather than
+finishing them: ``docker stop`` sends SIGKILL ten seconds after SIGTERM).
 """
 
 from __future__ import annotations
@@ -51,7 +53,27 @@ def run(args: argparse.Namespace) -> int:
     concurrency = args.concurrency or settings.worker_concurrency
     print(f"tcplens: worker on {database.description}, concurrency {concurrency}", flush=True)
     try:
-        asyncio.run(run_worker(context, concurrency=concurrency, install_signal_handlers=True))
+        asyncio.run(_work_until_signalled(context, concurrency))
     finally:
         engine.dispose()
+        database.release()
     return 0
+
+
+async def _work_until_signalled(context: Any, concurrency: int) -> None:
+    import asyncio
+    import signal
+
+    from tcplens.jobs.worker import in_process_worker
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(signum, stop.set)
+    async with in_process_worker(context, concurrency) as worker:
+        stopped = asyncio.create_task(stop.wait())
+        await asyncio.wait({worker, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        stopped.cancel()
+        failure = worker.exception() if worker.done() and not worker.cancelled() else None
+        if failure is not None:
+            raise failure  # the worker ended on its own: say why

@@ -40,12 +40,14 @@ async def run_worker(
 
 
 @contextlib.asynccontextmanager
-async def in_process_worker(context: ServiceContext):  # type: ignore[no-untyped-def]
-    """A worker alongside the API, for the lifetime of the app."""
+async def in_process_worker(context: ServiceContext, concurrency: int | None = None):  # type: ignore[no-untyped-def]
+    """A worker running until the block ends (alongside the API for the lifetime of the app, or
+    as ``tcplens worker`` until a signal): then its running analyses are killed, their jobs go
+    back to the queue, and it stops."""
     task = asyncio.create_task(
         run_worker(
             context,
-            concurrency=context.settings.worker_concurrency,
+            concurrency=concurrency or context.settings.worker_concurrency,
             install_signal_handlers=False,
         ),
         name="tcplens-in-process-worker",

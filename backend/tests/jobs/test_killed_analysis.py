@@ -36,10 +36,10 @@ def _analysis_children(worker: int) -> list[psutil.Process]:
     return found
 
 
-def _kill_the_analysis(engine: Engine, capture_id: str, worker: int) -> None:
-    """SIGKILL the worker's analysis child once it has reported reading the capture (the fork
-    server's own no-op start-up child is gone by then; the first run waits for the fork server
-    to load the kernels)."""
+def _the_analysis(engine: Engine, capture_id: str, worker: int) -> psutil.Process:
+    """The worker's analysis child, once it has reported reading the capture (the fork server's
+    own no-op start-up child is gone by then; the first run waits for the fork server to load the
+    kernels)."""
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
         with engine.connect() as connection:
@@ -48,11 +48,15 @@ def _kill_the_analysis(engine: Engine, capture_id: str, worker: int) -> None:
             ).scalar_one()
         children = _analysis_children(worker) if reading else []
         if len(children) == 1:
-            os.kill(children[0].pid, signal.SIGKILL)
-            children[0].wait(timeout=30)
-            return
+            return children[0]
         time.sleep(0.01)
     pytest.fail("no analysis started")
+
+
+def _kill_the_analysis(engine: Engine, capture_id: str, worker: int) -> None:
+    child = _the_analysis(engine, capture_id, worker)
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait(timeout=30)
 
 
 def test_a_killed_analysis_is_named_retried_then_failed_and_a_new_upload_runs_it_again(
@@ -103,3 +107,35 @@ def test_a_killed_analysis_is_named_retried_then_failed_and_a_new_upload_runs_it
         assert _status(engine, capture_id) == ("done", 1)
     finally:
         _stop(worker)
+
+
+def test_a_worker_stopped_by_a_signal_puts_its_running_analysis_back_in_the_queue(
+    client: TestClient, engine: Engine, database_url: str, data_dir: Path, tmp_path: Path
+) -> None:
+    """SIGTERM (docker stop, systemd) stops the worker at once: its analysis is killed, not
+    waited for, and its job runs again on the next worker."""
+    require(LAB)
+    actor = sign_up(client)
+    data = repeated_capture(LAB / "rcvbuf_locked_download.pcap", 40, uuid.uuid4().bytes)
+    response = actor.client.post(
+        "/api/v1/captures?filename=t.pcap", content=data, headers=actor.headers()
+    )
+    capture_id = response.json()["capture"]["id"]
+    worker = _start_worker(database_url, data_dir, tmp_path / "stopped.log")
+    survivor = None
+    try:
+        child = _the_analysis(engine, capture_id, worker.pid)
+        started = [*psutil.Process(worker.pid).children(recursive=True)]
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=120) == 0
+        assert child in started
+        _, alive = psutil.wait_procs(started, timeout=30)
+        assert alive == []
+        assert _status(engine, capture_id) == ("queued", 1)
+        survivor = _start_worker(database_url, data_dir, tmp_path / "survivor.log")
+        _wait_for(engine, [capture_id], {"done", "failed"}, timeout=600)
+    finally:
+        _stop(worker)
+        if survivor is not None:
+            _stop(survivor)
+    assert _status(engine, capture_id) == ("done", 2)
