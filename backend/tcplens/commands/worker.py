@@ -35,7 +35,6 @@ def run(args: argparse.Namespace) -> int:
     from tcplens.db import migrate
     from tcplens.db.engine import make_engine, make_sessionmaker, resolve_database
     from tcplens.services.context import build_context
-    from tcplens.services.worker import run_worker
     from tcplens.settings import get_settings
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
@@ -64,7 +63,7 @@ async def _work_until_signalled(context: Any, concurrency: int) -> None:
     import asyncio
     import signal
 
-    from tcplens.jobs.worker import in_process_worker
+    from tcplens.services.worker import in_process_worker
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
