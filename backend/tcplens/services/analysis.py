@@ -112,8 +112,11 @@ class _Children:
         with self._lock:
             self.stopping = True
             for child in self._running:
-                with contextlib.suppress(OSError, ValueError):
-                    child.kill()
+                # (one still being started, waiting for the fork server, has no pid yet: it
+                # is killed when its start returns, below in _run_child)
+                if child.pid is not None:
+                    with contextlib.suppress(OSError, ValueError):
+                        child.kill()
         try:
             yield
         finally:
@@ -323,7 +326,7 @@ def _run_child(job: _Job, path: Path, out_dir: Path, results_key: str) -> dict[s
         child.start()
         sender.close()  # the child holds the only writing end: its exit (or death) ends the pipe
         try:
-            outcome = _follow_child(job, receiver, deadline)
+            outcome = "ended" if _children.stopping else _follow_child(job, receiver, deadline)
         finally:
             receiver.close()
         if outcome != "finished" and _children.stopping:
