@@ -178,9 +178,11 @@ def serve_processes(server: subprocess.Popen[bytes], data_dir: Path) -> list[psu
     return list(found.values())
 
 
-def wait_until_idle(processes: list[psutil.Process], timeout_s: float = 120) -> None:
-    """Until the processes together use < 2 % of a core over a second (the fork server warms
-    its kernels after /health answers)."""
+def wait_until_idle(processes: list[psutil.Process], timeout_s: float = 180) -> None:
+    """Until the processes together use < 2 % of a core over each of 15 seconds in a row: the
+    fork server warms its kernels after /health answers; after load, PostgreSQL's autovacuum
+    runs, and the allocators give back what they kept for reuse a few seconds after the
+    last request (pyarrow's jemalloc after its decay time, 10 s)."""
     deadline = time.monotonic() + timeout_s
 
     def cpu() -> float:
@@ -191,12 +193,11 @@ def wait_until_idle(processes: list[psutil.Process], timeout_s: float = 120) -> 
                 total += times.user + times.system
         return total
 
-    before = cpu()
-    while time.monotonic() < deadline:
+    before, quiet = cpu(), 0
+    while time.monotonic() < deadline and quiet < 15:
         time.sleep(1.0)
         now = cpu()
-        if now - before < 0.02:
-            return
+        quiet = quiet + 1 if now - before < 0.02 else 0
         before = now
 
 
