@@ -73,8 +73,9 @@ def fork_server() -> None:
 
     The kernels are compiled first if their cache is not complete (the install step fills it),
     in a process of its own: numba's compiler keeps ~1 GB resident in the process that used it,
-    which the server would have kept for its whole life. Then every kernel is run once on tiny
-    captures (``kernel_build.run_every_kernel``), which loads it here rather than in each
+    which the server would have kept for its whole life (should that process fail, the server
+    still compiles nothing: each analysis does, in its own short-lived process). Then every
+    kernel is run once on tiny captures (``kernel_build.run_every_kernel``), which loads it here rather than in each
     analysis (about a second each). What the server has loaded lives as long as it does: out of
     the cyclic collector's sight (``gc.freeze``), so no collection in a forked analysis walks
     those ~10^5 objects again, nor copies their pages by writing GC headers (a full collection in
@@ -88,10 +89,13 @@ def fork_server() -> None:
     if not kernel_cache.is_built():
         logger.warning("the analysis kernels are not compiled yet: compiling them (once)")
         subprocess.run([sys.executable, "-m", "tcplens.cli", "kernels"], check=False)
-    try:
-        kernel_build.run_every_kernel()
-    except Exception:  # a failed warm-up only costs time; the real analysis reports errors
-        logger.warning("analysis warm-up failed", exc_info=True)
+    if kernel_cache.is_built():
+        try:
+            kernel_build.run_every_kernel()
+        except Exception:  # a failed warm-up only costs time; the real analysis reports errors
+            logger.warning("analysis warm-up failed", exc_info=True)
+    else:  # never compiled here: each analysis compiles what it runs (into the cache) and exits
+        logger.error("the analysis kernels could not be compiled ahead: analyses will compile them")
     gc.freeze()
 
 
