@@ -5,9 +5,9 @@ modules (``read_u32``, ``take_next``) and freezes the module constants it reads 
 code (``capture/table.py``'s flag bits in the TCP kernels, ``tcp/model.py``'s event bits,
 ``diagnosis/thresholds.py``). So the whole cache lives in one directory (numba's
 ``NUMBA_CACHE_DIR``) named after a digest of every module of the core (``capture/``, ``tcp/``,
-``diagnosis/``, ``report_events.py``) and of the Python, numba, llvmlite and numpy versions:
-after any change the directory is a new, empty one, and no kernel compiled from other sources
-can load. The core is hashed whole rather than a list of modules per package, a list being one
+``diagnosis/``, ``report_events.py``), of where they are, and of the Python, numba, llvmlite
+and numpy versions: after any change the directory is a new, empty one, and no kernel compiled
+from other sources can load. The core is hashed whole rather than a list of modules per package, a list being one
 more thing to keep true; hashing it takes a few milliseconds.
 
 The directories live under ``TCPLENS_KERNEL_CACHE`` (default ``$XDG_CACHE_HOME/tcplens/kernels``,
@@ -64,7 +64,9 @@ def directory() -> Path:
 
     digest = hashlib.sha256()
     versions = (sys.version, numba.__version__, llvmlite.__version__, numpy.__version__)
-    for part in (*versions, platform.machine()):
+    # the checkout's own path too: numba files each kernel under its source's path, and the
+    # build's stamp must not tell another checkout of the same sources that its kernels are in
+    for part in (*versions, platform.machine(), str(_PACKAGE)):
         digest.update(part.encode() + b"\0")
     for path in sources():
         digest.update(path.relative_to(_PACKAGE).as_posix().encode() + b"\0")
