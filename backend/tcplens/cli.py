@@ -15,9 +15,9 @@ from collections.abc import Sequence
 
 import tcplens
 from tcplens import runtime
-from tcplens.commands import analyze, db, kernels, serve, tokens, upload, users, worker
+from tcplens.commands import analyze, compare, db, kernels, serve, tokens, upload, users, worker
 
-SUBCOMMANDS = (serve, db, analyze, worker, upload, users, tokens, kernels)
+SUBCOMMANDS = (serve, db, analyze, compare, worker, upload, users, tokens, kernels)
 
 EXIT_USAGE = 2
 

@@ -1,4 +1,5 @@
-"""``python -m lab [--out DIR] [--only NAME ...] [--ci]``: regenerate the lab's captures."""
+"""``python -m lab [--out DIR] [--only NAME ...] [--ci] [--pairs]``: regenerate the lab's captures
+(``--pairs``: the before/after pairs of ``catalogue/pairs.py`` instead of the catalogue)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,20 @@ from typing import Any
 from lab import manifest as lab_manifest
 from lab import runner, session
 from lab.catalogue import catalogue
+from lab.catalogue.pairs import pair_scenarios, pairs
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "out"
 
 
-def run(names: list[str] | None, ci_only: bool, out: Path) -> dict[str, Any]:
-    scenarios = [s for s in catalogue() if (not names or s.name in names) and (s.ci or not ci_only)]
+def run(names: list[str] | None, ci_only: bool, out: Path, pairs: bool = False) -> dict[str, Any]:
+    pool = pair_scenarios() if pairs else catalogue()
+    # a pair's name selects both its captures
+    scenarios = [
+        s
+        for s in pool
+        if (not names or s.name in names or s.name.rsplit("__", 1)[0] in names)
+        and (s.ci or not ci_only)
+    ]
     out.mkdir(parents=True, exist_ok=True)
     manifest: dict[str, Any] = {}
     for sc in scenarios:
@@ -53,12 +62,15 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--only", nargs="*", help="scenario names")
     parser.add_argument("--ci", action="store_true", help="only the CI subset")
+    parser.add_argument("--pairs", action="store_true", help="the before/after pairs")
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
     args = parser.parse_args()
     if args.list:
         for sc in catalogue():
             marks = " ".join(m for m, on in (("ci", sc.ci), ("heldout", sc.heldout)) if on)
             print(f"{sc.name:40s} {sc.expected_primary_factor:18s} {marks}")
+        for pair in pairs():
+            print(f"{pair.name:40s} {pair.cause:18s} pair (--pairs)")
         return 0
     reason = session.missing_requirements()
     if reason:
@@ -68,7 +80,7 @@ def main() -> int:
     if removed:
         print(f"removed stale namespaces: {removed}", file=sys.stderr)
     started = time.monotonic()
-    manifest = run(args.only, args.ci, args.out)
+    manifest = run(args.only, args.ci, args.out, args.pairs)
     bad = [n for n, e in manifest.items() if "error" in e or not e["ground_truth"]["agrees"]]
     print(
         f"{len(manifest)} captures in {time.monotonic() - started:.0f} s into {args.out}; "

@@ -165,6 +165,7 @@ def finding_out(finding: Finding) -> FindingOut:
         fix=str(body.get("fix", "")),
         flows=[int(f) for f in body.get("flows", [])],
         evidence=dict(body.get("evidence", {})),
+        if_fixed=body.get("if_fixed"),
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from tcplens.api import accounts, captures, health, results, shared, shares, usage
+from tcplens.api import accounts, captures, comparison, health, results, shared, shares, usage
 
 API_PREFIX = "/api/v1"
 
@@ -16,6 +16,7 @@ api_router.include_router(usage.router)
 api_router.include_router(accounts.tokens_router)
 api_router.include_router(captures.router)
 api_router.include_router(results.router)
+api_router.include_router(comparison.router)
 api_router.include_router(shares.router)
 api_router.include_router(shares.workspace_router)
 api_router.include_router(shared.router)

@@ -277,6 +277,15 @@ class FlowPageOut(BaseModel):
     total: int
 
 
+class IfFixed(BaseModel):
+    """What the finding's fix buys: the transfer's predicted duration and rate with the fix
+    applied, from a model of the same transfer on the same path, and the basis in words."""
+
+    duration_s: float
+    rate_bps: float
+    basis: str
+
+
 class FindingOut(BaseModel):
     """DESIGN.md's finding object, most important first."""
 
@@ -290,6 +299,85 @@ class FindingOut(BaseModel):
     fix: str
     flows: list[int]
     evidence: dict[str, Any]
+    if_fixed: IfFixed | None = Field(
+        default=None, description="What the fix buys (null: no concrete fix, or older analyses)"
+    )
+
+
+class ComparedCapture(BaseModel):
+    capture: str = Field(description="the capture's file name")
+    duration_s: float
+    id: uuid.UUID
+
+
+class ComparedFinding(BaseModel):
+    """One side of a compared finding."""
+
+    severity: str
+    title: str
+    time_lost_s: float | None
+    flows: list[int]
+    if_fixed: IfFixed | None
+
+
+class FindingChange(BaseModel):
+    """A finding matched by cause (``code``) and the server it concerns."""
+
+    code: str
+    server: str
+    status: Literal["resolved", "remaining", "new"]
+    before: ComparedFinding | None
+    after: ComparedFinding | None
+
+
+class Prediction(BaseModel):
+    """A BEFORE finding's ``if_fixed`` for this transfer, next to what AFTER measured."""
+
+    code: str
+    duration_s: float
+    rate_bps: float
+    basis: str
+    vs_after: float | None = Field(description="predicted / AFTER's measured duration")
+
+
+class ComparedTransfer(BaseModel):
+    """All flows to one server with payload, in each capture (matched by server and size)."""
+
+    server: str
+    bytes: int = Field(description="payload bytes BEFORE (both directions)")
+    after_bytes: int
+    before_s: float = Field(description="first SYN (or DNS query) to last payload, BEFORE")
+    after_s: float
+    before_rate_bps: float
+    after_rate_bps: float
+    speedup: float = Field(description="before_s / after_s (below 1: slower)")
+    before_flows: list[int]
+    after_flows: list[int]
+    before_connections: int
+    after_connections: int
+    before_start_s: float
+    after_start_s: float
+    predictions: list[Prediction]
+
+
+class UnmatchedServers(BaseModel):
+    before: list[str]
+    after: list[str]
+
+
+class ComparisonOut(BaseModel):
+    """DESIGN.md's ``tcplens compare --json`` object."""
+
+    before: ComparedCapture
+    after: ComparedCapture
+    resolved: list[str]
+    remaining: list[str]
+    new: list[str]
+    transfers: list[ComparedTransfer]
+    speedup: float = Field(description="matched transfers' total duration before / after")
+    findings: list[FindingChange]
+    unmatched_servers: UnmatchedServers
+    summary: str
 
 
 class SeriesOut(BaseModel):

@@ -1,5 +1,6 @@
 """``tcplens upload FILE... [--server URL] [--wait] [--json] [--fail-on high|medium]
-[--share [--expires 7d|never] [--share-file]]``
+[--share [--expires 7d|never] [--share-file]]
+[--compare-with BEFORE_ID [--fail-on-regression] [--slower-by SHARE]]``
 
 For automated submissions (CI, cron): uploads each capture with the API token in
 ``TCPLENS_TOKEN``, optionally waits for the analysis (a progress line on a terminal), prints the
@@ -8,7 +9,12 @@ signing in, for 7 days unless ``--expires`` says otherwise, and the capture file
 ``--share-file``. Standard library HTTP only (http.client, so an early answer such as 401 or 413 is read even
 when the server stops reading the upload), so the command has no extra dependencies.
 
-Exit codes: 0 done; 1 a finding at or over ``--fail-on``; 2 usage (bad arguments, missing file,
+With ``--compare-with``, each analysed capture is compared with the capture BEFORE_ID of the same
+workspace (``GET /api/v1/compare``): findings resolved, remaining and new, the matched transfers'
+speed-up. ``--fail-on-regression`` then exits 1 when a new finding (high or medium) appears or a
+matched transfer got slower by more than ``--slower-by`` (a share, default 0.1: 10 %).
+
+Exit codes: 0 done; 1 a finding at or over ``--fail-on``, or a regression; 2 usage (bad arguments, missing file,
 no token); 3 authentication or permission refused; 4 server or network trouble (try again);
 5 a capture was refused (not a capture, too large) or its analysis failed.
 """
@@ -36,6 +42,7 @@ EXIT_SERVER = 4
 EXIT_REJECTED = 5
 
 SEVERITY_RANK = {"info": 0, "low": 1, "medium": 2, "high": 3}
+DEFAULT_SLOWER_BY = 0.1
 TOP_FINDINGS = 3
 DEFAULT_SHARE_EXPIRY_S = 7 * 86_400
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
@@ -77,6 +84,24 @@ def register(subcommands: Any) -> None:
         "--fail-on",
         choices=("high", "medium"),
         help="exit 1 when a finding has this severity or worse (implies --wait)",
+    )
+    parser.add_argument(
+        "--compare-with",
+        metavar="BEFORE_ID",
+        help="compare each analysed capture with this earlier capture (implies --wait)",
+    )
+    parser.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="with --compare-with: exit 1 when a new finding appears or a matched transfer "
+        "got slower by more than --slower-by",
+    )
+    parser.add_argument(
+        "--slower-by",
+        type=float,
+        default=DEFAULT_SLOWER_BY,
+        metavar="SHARE",
+        help=f"how much slower a matched transfer may get, as a share ({DEFAULT_SLOWER_BY})",
     )
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait (900)")
     parser.add_argument(
@@ -203,7 +228,7 @@ def _upload_one(client: Client, path: Path, args: argparse.Namespace) -> dict[st
         )
         result["share_url"] = share["url"]
         result["share_expires_at"] = share["expires_at"]
-    if not (args.wait or args.fail_on):
+    if not (args.wait or args.fail_on or args.compare_with):
         return result
     tty = sys.stderr.isatty() and not args.json
     deadline = time.monotonic() + args.timeout
@@ -219,7 +244,23 @@ def _upload_one(client: Client, path: Path, args: argparse.Namespace) -> dict[st
     result["capture"] = capture
     if capture["status"] == "done":
         _, result["findings"] = client.request("GET", f"/captures/{capture['id']}/findings")
+        if args.compare_with:
+            query = urllib.parse.urlencode({"before": args.compare_with, "after": capture["id"]})
+            _, result["comparison"] = client.request("GET", f"/compare?{query}")
     return result
+
+
+def regressions(comparison: dict[str, Any], slower_by: float) -> list[str]:
+    """What got worse: each new finding, each matched transfer slower by more than
+    ``slower_by`` (a share of its BEFORE duration)."""
+    found = [f"new finding: {code}" for code in comparison.get("new", [])]
+    for t in comparison.get("transfers", []):
+        if t["after_s"] > t["before_s"] * (1.0 + slower_by):
+            found.append(
+                f"{t['server']}: {t['before_s']:.3f} s -> {t['after_s']:.3f} s "
+                f"(slower by more than {slower_by:.0%})"
+            )
+    return found
 
 
 def _print_human(result: dict[str, Any]) -> None:
@@ -241,12 +282,21 @@ def _print_human(result: dict[str, Any]) -> None:
     if result.get("share_url"):
         until = result.get("share_expires_at") or "revoked"
         print(f"  share: {result['share_url']} (until {until})")
+    if result.get("comparison"):
+        print(f"  compared with {result['comparison']['before']['capture']}:")
+        print(f"      {result['comparison']['summary']}")
 
 
 def run(args: argparse.Namespace) -> int:
     token = os.environ.get("TCPLENS_TOKEN", "").strip()
     if not token:
         print("tcplens upload: set TCPLENS_TOKEN to an API token", file=sys.stderr)
+        return EXIT_USAGE
+    if args.fail_on_regression and not args.compare_with:
+        print("tcplens upload: --fail-on-regression needs --compare-with", file=sys.stderr)
+        return EXIT_USAGE
+    if not 0 <= args.slower_by < 100:
+        print("tcplens upload: --slower-by is a share (0.1 = 10 %)", file=sys.stderr)
         return EXIT_USAGE
     paths = [Path(f) for f in args.files]
     missing = [str(p) for p in paths if not p.is_file()]
@@ -278,6 +328,17 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         json.dump({"uploads": results}, sys.stdout, indent=2)
         sys.stdout.write("\n")
+    if exit_code == EXIT_OK and args.fail_on_regression:
+        worse = [
+            line
+            for r in results
+            if r.get("comparison")
+            for line in regressions(r["comparison"], args.slower_by)
+        ]
+        for line in worse:
+            print(f"tcplens upload: regression: {line}", file=sys.stderr)
+        if worse:
+            return EXIT_FINDINGS
     if exit_code == EXIT_OK and args.fail_on:
         threshold = SEVERITY_RANK[args.fail_on]
         worst = max(

@@ -18,6 +18,7 @@ from tcplens.diagnosis.from_analysis import (
     labelled_rows,
     labelled_time,
 )
+from tcplens.diagnosis.prediction import predict
 from tcplens.diagnosis.rules import RULES, no_connection_reuse, round_trip_bound
 from tcplens.diagnosis.timeline import shares_by_connection
 from tcplens.tcp.model import LOST_SEGMENT, VANTAGE_NAMES, TcpAnalysis
@@ -72,6 +73,7 @@ def diagnose(capture: Capture, analysis: TcpAnalysis) -> Diagnosis:
     if any(f.severity in ("high", "medium") for f in findings):
         findings = [f for f in findings if f.code != round_trip_bound.CODE]
     findings = [_per_flow(f, ctx, _confidence(f, ctx, capture, analysis)) for f in findings]
+    findings = predict(ctx, findings)  # what each fix buys
     return Diagnosis(tuple(_consistent(importance_order(findings))), verdicts)
 
 

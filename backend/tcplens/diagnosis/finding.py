@@ -58,6 +58,23 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class IfFixed:
+    """What the fix buys: the transfer's duration and rate with it applied, and how that was
+    reckoned (``prediction.py``)."""
+
+    duration_s: float
+    rate_bps: float
+    basis: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "duration_s": round(self.duration_s, 6),
+            "rate_bps": round(self.rate_bps, 1),
+            "basis": self.basis,
+        }
+
+
+@dataclass(frozen=True)
 class Finding:
     """One thing the diagnosis says, with the numbers that prove it and what to change."""
 
@@ -73,6 +90,7 @@ class Finding:
     time_lost_s: float | None
     flows: tuple[int, ...]
     evidence: Evidence
+    if_fixed: IfFixed | None = None  # set by ``prediction.predict`` after the rules
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -85,6 +103,7 @@ class Finding:
             "time_lost_s": None if self.time_lost_s is None else round(self.time_lost_s, 6),
             "flows": list(self.flows),
             "evidence": self.evidence.to_json(),
+            "if_fixed": None if self.if_fixed is None else self.if_fixed.to_json(),
         }
 
 
