@@ -148,3 +148,44 @@ def test_upload_waits_prints_findings_and_shares_only_when_asked(
     assert no_token.returncode == 2
     unreachable = _tcplens(client_env, "upload", str(capture), "--server", "http://127.0.0.1:9")
     assert unreachable.returncode == 4
+
+
+def test_upload_compares_with_an_earlier_capture_and_fails_on_a_regression(
+    env: dict[str, str], server: str
+) -> None:
+    from tests.diagnosis.pairs import RWND, pair_file
+
+    assert (
+        _tcplens(
+            env, "users", "create", "cmp@example.com", "--password-stdin", stdin="a long password\n"
+        ).returncode
+        == 0
+    )
+    token = _tcplens(env, "tokens", "create", "--user", "cmp@example.com").stdout.strip()
+    client_env = {**env, "TCPLENS_TOKEN": token}
+    before, after = pair_file(RWND, "before"), pair_file(RWND, "after")
+    first = _tcplens(client_env, "upload", str(before), "--server", server, "--wait", "--json")
+    before_id = json.loads(first.stdout)["uploads"][0]["capture"]["id"]
+
+    fixed = _tcplens(
+        client_env, "upload", str(after), "--server", server,
+        "--compare-with", before_id, "--fail-on-regression",
+    )  # fmt: skip
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "Resolved: receiver-window-limited" in fixed.stdout
+    after_id = fixed.stdout.split("(capture ", 1)[1].split(")", 1)[0]
+
+    # the other way round: the window limit is new and the transfer ~4x slower
+    worse = _tcplens(
+        client_env, "upload", str(before), "--server", server, "--json",
+        "--compare-with", after_id, "--fail-on-regression",
+    )  # fmt: skip
+    assert worse.returncode == 1, worse.stdout + worse.stderr
+    assert "regression: new finding: receiver-window-limited" in worse.stderr
+    assert "slower by more than 10%" in worse.stderr
+    comparison = json.loads(worse.stdout)["uploads"][0]["comparison"]
+    assert comparison["new"] == ["receiver-window-limited"] and comparison["speedup"] < 1
+
+    # --fail-on-regression without a capture to compare with is a usage error
+    lone = _tcplens(client_env, "upload", str(after), "--server", server, "--fail-on-regression")
+    assert lone.returncode == 2 and "--compare-with" in lone.stderr

@@ -108,11 +108,12 @@ def exchange_time(nbytes: F64, cwnd: F64, path: PathModel) -> tuple[F64, F64]:
 
 
 def window_after(total_bytes: F64, path: PathModel) -> F64:
-    """The congestion window after sending ``total_bytes`` from the initial window in slow
-    start, capped at the path's bandwidth-delay product (what a warm connection starts with)."""
-    iw = float(path.initial_window)
-    rounds = np.ceil(np.log2(np.maximum(total_bytes, 0.0) / iw + 1.0))
-    grown: F64 = np.minimum(iw * 2.0**rounds, max(path.usable_Bps * path.rtt_s, iw))
+    """The congestion window after ``total_bytes`` were acknowledged in slow start: the initial
+    window plus every byte acknowledged (RFC 5681 §3.1 with RFC 3465's byte counting: each ACK
+    grows it by what it acknowledged), capped at the path's bandwidth-delay product. What a
+    warm connection starts its next request with."""
+    bdp = max(path.usable_Bps * path.rtt_s, float(path.initial_window))
+    grown: F64 = np.minimum(path.initial_window + np.maximum(total_bytes, 0.0), bdp)
     return grown
 
 
