@@ -165,8 +165,8 @@ def summary(result: Mapping[str, Any]) -> str:
             f"{t['server']}: {w.size(t['bytes'])} took {w.duration(t['before_s'])} before and "
             f"{w.duration(t['after_s'])} after ({_how_much(t['speedup'])}"
             + (
-                f", in {t['before_connections']} connections before and "
-                f"{t['after_connections']} after"
+                f", in {_connections(t['before_connections'])} before and "
+                f"{_connections(t['after_connections'])} after"
                 if t["before_connections"] != t["after_connections"]
                 else ""
             )
@@ -184,6 +184,10 @@ def summary(result: Mapping[str, Any]) -> str:
     if not any(result[s] for s in ("resolved", "remaining", "new")):
         parts.append("Neither capture has a finding to fix.")
     return " ".join(parts)
+
+
+def _connections(n: int) -> str:
+    return f"{n} connection{'' if n == 1 else 's'}"
 
 
 def _how_much(speedup: float) -> str:

@@ -169,6 +169,8 @@ def if_fixed(ctx: Context, finding: Finding) -> IfFixed | None:
             f"start from an initial window of {path.initial_window // path.mss} segments"
             + (" (its first flight here)" if path.window_seen else " (RFC 6928)")
         )
+    if not (math.isfinite(span) and span > 0 and math.isfinite(saved)):
+        return None  # a transfer without a measurable span (its payload in one instant)
     duration = max(span - max(saved, 0.0), modelled, 1e-6)
     if saved <= 0:
         basis = (
@@ -188,6 +190,8 @@ def _waits_gone(ctx: Context, finding: Finding) -> IfFixed | None:
     if rows.size == 0 or not lost:
         return None
     span = _span(ctx, finding)
+    if not (math.isfinite(span) and span > 0):
+        return None
     duration = max(span - lost, 1e-6)
     total = float(ctx.facts.payload[rows].sum())
     wait = "DNS wait" if finding.code == "dns-delay" else "delayed-ACK stalls"

@@ -61,7 +61,7 @@ def test_ten_connections_before_match_one_pooled_connection_after() -> None:
     assert result["remaining"] == [] and result["new"] == []  # low and info are not compared
     [p] = t["predictions"]
     assert p["code"] == "no-connection-reuse" and p["vs_after"] == pytest.approx(0.8)
-    assert "in 10 connections before and 1 after" in result["summary"]
+    assert "in 10 connections before and 1 connection after" in result["summary"]
 
 
 def test_a_slower_after_with_a_new_cause_is_a_regression() -> None:

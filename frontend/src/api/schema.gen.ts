@@ -266,6 +266,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/compare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare two captures of the same transfer (before and after a change)
+         * @description Findings resolved, remaining and new (matched by cause and server), the transfers matched by server and size with durations, rates and the speed-up, and BEFORE's predictions next to what AFTER measured. Both captures must be done and in the caller's workspaces (404 `capture_not_found` otherwise, 409 `analysis_not_ready`); captures that share no server answer 422 `no_common_server`, no transfer of the same size 422 `different_transfers`.
+         */
+        get: operations["compare_api_v1_compare_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/health": {
         parameters: {
             query?: never;
@@ -617,6 +637,107 @@ export interface components {
             /** Next Cursor */
             next_cursor: string | null;
         };
+        /** ComparedCapture */
+        ComparedCapture: {
+            /**
+             * Capture
+             * @description the capture's file name
+             */
+            capture: string;
+            /** Duration S */
+            duration_s: number;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+        };
+        /**
+         * ComparedFinding
+         * @description One side of a compared finding.
+         */
+        ComparedFinding: {
+            /** Flows */
+            flows: number[];
+            if_fixed: components["schemas"]["IfFixed"] | null;
+            /** Severity */
+            severity: string;
+            /** Time Lost S */
+            time_lost_s: number | null;
+            /** Title */
+            title: string;
+        };
+        /**
+         * ComparedTransfer
+         * @description All flows to one server with payload, in each capture (matched by server and size).
+         */
+        ComparedTransfer: {
+            /** After Bytes */
+            after_bytes: number;
+            /** After Connections */
+            after_connections: number;
+            /** After Flows */
+            after_flows: number[];
+            /** After Rate Bps */
+            after_rate_bps: number;
+            /** After S */
+            after_s: number;
+            /** After Start S */
+            after_start_s: number;
+            /** Before Connections */
+            before_connections: number;
+            /** Before Flows */
+            before_flows: number[];
+            /** Before Rate Bps */
+            before_rate_bps: number;
+            /**
+             * Before S
+             * @description first SYN (or DNS query) to last payload, BEFORE
+             */
+            before_s: number;
+            /** Before Start S */
+            before_start_s: number;
+            /**
+             * Bytes
+             * @description payload bytes BEFORE (both directions)
+             */
+            bytes: number;
+            /** Predictions */
+            predictions: components["schemas"]["Prediction"][];
+            /** Server */
+            server: string;
+            /**
+             * Speedup
+             * @description before_s / after_s (below 1: slower)
+             */
+            speedup: number;
+        };
+        /**
+         * ComparisonOut
+         * @description DESIGN.md's ``tcplens compare --json`` object.
+         */
+        ComparisonOut: {
+            after: components["schemas"]["ComparedCapture"];
+            before: components["schemas"]["ComparedCapture"];
+            /** Findings */
+            findings: components["schemas"]["FindingChange"][];
+            /** New */
+            new: string[];
+            /** Remaining */
+            remaining: string[];
+            /** Resolved */
+            resolved: string[];
+            /**
+             * Speedup
+             * @description matched transfers' total duration before / after
+             */
+            speedup: number;
+            /** Summary */
+            summary: string;
+            /** Transfers */
+            transfers: components["schemas"]["ComparedTransfer"][];
+            unmatched_servers: components["schemas"]["UnmatchedServers"];
+        };
         /** Credentials */
         Credentials: {
             /** Email */
@@ -635,6 +756,23 @@ export interface components {
             message: string;
         };
         /**
+         * FindingChange
+         * @description A finding matched by cause (``code``) and the server it concerns.
+         */
+        FindingChange: {
+            after: components["schemas"]["ComparedFinding"] | null;
+            before: components["schemas"]["ComparedFinding"] | null;
+            /** Code */
+            code: string;
+            /** Server */
+            server: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "resolved" | "remaining" | "new";
+        };
+        /**
          * FindingOut
          * @description DESIGN.md's finding object, most important first.
          */
@@ -651,6 +789,8 @@ export interface components {
             fix: string;
             /** Flows */
             flows: number[];
+            /** @description What the fix buys (null: no concrete fix, or older analyses) */
+            if_fixed?: components["schemas"]["IfFixed"] | null;
             /** Rank */
             rank: number;
             /** Severity */
@@ -783,6 +923,19 @@ export interface components {
             /** Version */
             version: string;
         };
+        /**
+         * IfFixed
+         * @description What the finding's fix buys: the transfer's predicted duration and rate with the fix
+         *     applied, from a model of the same transfer on the same path, and the basis in words.
+         */
+        IfFixed: {
+            /** Basis */
+            basis: string;
+            /** Duration S */
+            duration_s: number;
+            /** Rate Bps */
+            rate_bps: number;
+        };
         /** JobOut */
         JobOut: {
             /** Id */
@@ -828,6 +981,25 @@ export interface components {
              * @description 12 to 1024 characters, not guessable (checked against lists of breached passwords, words and names); no rules on which characters
              */
             new_password: string;
+        };
+        /**
+         * Prediction
+         * @description A BEFORE finding's ``if_fixed`` for this transfer, next to what AFTER measured.
+         */
+        Prediction: {
+            /** Basis */
+            basis: string;
+            /** Code */
+            code: string;
+            /** Duration S */
+            duration_s: number;
+            /** Rate Bps */
+            rate_bps: number;
+            /**
+             * Vs After
+             * @description predicted / AFTER's measured duration
+             */
+            vs_after: number | null;
         };
         /**
          * Problem
@@ -1104,6 +1276,13 @@ export interface components {
             time_lost_s: number | null;
             /** Title */
             title: string;
+        };
+        /** UnmatchedServers */
+        UnmatchedServers: {
+            /** After */
+            after: string[];
+            /** Before */
+            before: string[];
         };
         /** UploadAccepted */
         UploadAccepted: {
@@ -1784,6 +1963,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    compare_api_v1_compare_get: {
+        parameters: {
+            query: {
+                /** @description capture id before the change */
+                before: string;
+                /** @description capture id after the change */
+                after: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComparisonOut"];
+                };
             };
             /** @description The request was refused: the problem says why (`code`) */
             "4XX": {

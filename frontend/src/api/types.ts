@@ -19,3 +19,6 @@ export type TokenScope = ApiToken["scopes"][number];
 export type ShareLink = Schemas["ShareLinkOut"];
 export type ShareLinkIssued = Schemas["ShareLinkIssued"];
 export type CaptureStatus = Capture["status"];
+export type IfFixed = Schemas["IfFixed"];
+export type Comparison = Schemas["ComparisonOut"];
+export type ComparedTransfer = Schemas["ComparedTransfer"];

@@ -5,6 +5,7 @@ import { RouteError } from "../app/RouteError";
 import { AccountPage } from "../features/account/AccountPage";
 import { AuthPage } from "../features/auth/AuthPage";
 import { CapturesPage } from "../features/captures/CapturesPage";
+import { ComparePage } from "../features/compare/ComparePage";
 import { HealthStatus } from "../features/health/HealthStatus";
 import { MembersPage } from "../features/members/MembersPage";
 import { CaptureOverview } from "../features/overview/CaptureOverview";
@@ -72,6 +73,7 @@ export const routes = [
             children: [
               { path: "/", element: <CapturesPage /> },
               { path: "/captures/:captureId", element: <CaptureRoute /> },
+              { path: "/compare", element: <ComparePage /> },
               { path: "/captures/:captureId/flows/:flowId", element: <FlowPageRoute /> },
               { path: "/settings/tokens", element: <TokensPage /> },
               { path: "/settings/members", element: <MembersPage /> },

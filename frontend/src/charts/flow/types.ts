@@ -35,4 +35,6 @@ export interface FlowGraphProps {
   readonly evidence: readonly EvidenceRange[];
   readonly onPick: (item: HoverItem) => void;
   readonly onDraw?: (milliseconds: number) => void;
+  /** The time axis' title when the times are not seconds since the capture's start. */
+  readonly timeLabel?: string;
 }

@@ -40,6 +40,8 @@ export interface ChartFrameProps {
   readonly onViewChange: (view: TimeView) => void;
   readonly yDomain: readonly [number, number];
   readonly yLabel: string;
+  /** The time axis' title (default: seconds since the capture's start). */
+  readonly xLabel?: string;
   /** Tick labels of the y axis (numbers.ts AxisFormat: value, tick step, top tick). */
   readonly yTickFormat: AxisFormat;
   readonly layers: readonly CanvasLayer[];
@@ -291,7 +293,7 @@ export function ChartFrame(props: ChartFrameProps) {
               </g>
             ))}
             <text className="chart-axis-label" x={width} y={36} textAnchor="end">
-              time since capture start (s)
+              {props.xLabel ?? "time since capture start (s)"}
             </text>
           </g>
           <g className="chart-axis">

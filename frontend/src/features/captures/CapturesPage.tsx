@@ -1,3 +1,4 @@
+import { useState } from "react";
 import { Link } from "react-router";
 import { useCaptureList, useDeleteCapture } from "../../api/captures";
 import { errorMessage } from "../../api/http";
@@ -14,6 +15,16 @@ export function CapturesPage() {
   const list = useCaptureList(workspace?.id);
   const remove = useDeleteCapture();
   const captures = list.data?.pages.flatMap((page) => page.items) ?? [];
+  // Two analysed captures picked to compare, in the order picked (the first is BEFORE).
+  const [picked, setPicked] = useState<string[]>([]);
+  const pick = (id: string, on: boolean) =>
+    setPicked((now) =>
+      on ? [...now.filter((p) => p !== id), id].slice(-2) : now.filter((p) => p !== id),
+    );
+  const byAge = picked
+    .map((id) => captures.find((c) => c.id === id))
+    .filter((c): c is Capture => c !== undefined)
+    .sort((a, b) => a.created_at.localeCompare(b.created_at));
 
   return (
     <div className="captures-page">
@@ -28,6 +39,23 @@ export function CapturesPage() {
         </div>
         <FilePicker />
       </header>
+      {captures.some((c) => c.status === "done") && (
+        <p className="compare-bar">
+          {byAge.length === 2 ? (
+            <Link
+              className="button button--primary"
+              data-testid="compare-picked"
+              to={`/compare?before=${byAge[0]?.id}&after=${byAge[1]?.id}`}
+            >
+              Compare {byAge[0]?.filename} → {byAge[1]?.filename}
+            </Link>
+          ) : (
+            <span className="muted">
+              Tick two analysed captures of the same transfer to compare them (before → after).
+            </span>
+          )}
+        </p>
+      )}
 
       {list.isPending ? (
         <Skeleton className="skeleton--table" label="Loading captures" />
@@ -48,6 +76,9 @@ export function CapturesPage() {
           <table className="table">
             <thead>
               <tr>
+                <th scope="col">
+                  <span className="visually-hidden">Compare</span>
+                </th>
                 <th scope="col">Capture</th>
                 <th scope="col">Status</th>
                 <th scope="col">Top finding</th>
@@ -65,6 +96,15 @@ export function CapturesPage() {
             <tbody>
               {captures.map((capture) => (
                 <tr key={capture.id}>
+                  <td>
+                    <input
+                      type="checkbox"
+                      aria-label={`Compare ${capture.filename}`}
+                      disabled={capture.status !== "done"}
+                      checked={picked.includes(capture.id)}
+                      onChange={(e) => pick(capture.id, e.target.checked)}
+                    />
+                  </td>
                   <td>
                     <Link to={`/captures/${capture.id}`} className="strong-link">
                       {capture.filename}

@@ -1,7 +1,7 @@
 import { Link } from "react-router";
 import type { CaptureScope } from "../../api/scope";
 import type { Finding } from "../../api/types";
-import { factorLabel, formatDuration } from "../../format/units";
+import { factorLabel, formatBitRate, formatDuration } from "../../format/units";
 import { findingLinks } from "./findingLinks";
 
 /** How many findings are shown in full before "show the rest". */
@@ -70,6 +70,19 @@ function FindingCard({ scope, finding }: { scope: CaptureScope; finding: Finding
         <p className="finding__fix">
           <span className="finding__fix-label">Fix</span>
           {finding.fix}
+        </p>
+      )}
+      {finding.if_fixed && (
+        <p className="finding__fix finding__if-fixed" data-testid="if-fixed">
+          <span className="finding__fix-label">If fixed</span>
+          <span>
+            <strong className="num">
+              ≈ {formatDuration(finding.if_fixed.duration_s)} at{" "}
+              {formatBitRate(finding.if_fixed.rate_bps)}
+            </strong>
+            {" — "}
+            {finding.if_fixed.basis}
+          </span>
         </p>
       )}
       {links.length > 0 && (

@@ -1,4 +1,5 @@
 import { useState } from "react";
+import { Link } from "react-router";
 import type { CaptureScope } from "../../api/scope";
 import type { Capture } from "../../api/types";
 import { Fact } from "../../app/Fact";
@@ -42,6 +43,11 @@ export function CaptureHeader({ scope, capture }: { scope: CaptureScope; capture
           <a className="button" href={fileHref} download={capture.filename}>
             Download
           </a>
+        )}
+        {scope.kind === "capture" && capture.status === "done" && (
+          <Link className="button" to={`/compare?after=${encodeURIComponent(capture.id)}`}>
+            Compare with…
+          </Link>
         )}
         {scope.kind === "capture" && (
           <button type="button" className="button button--primary" onClick={() => setSharing(true)}>
