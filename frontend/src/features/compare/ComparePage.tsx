@@ -196,7 +196,7 @@ function ComparisonView({
         </div>
         {comparison.transfers.flatMap((t) =>
           t.predictions.map((p) => (
-            <p key={`${t.server}|${p.code}`} className="compare-prediction">
+            <p key={`${t.server}|${p.code}`} className="finding__fix compare-prediction">
               <span className="finding__fix-label">Prediction</span>
               <span>
                 Fixing <code>{p.code}</code> was predicted to take {formatDuration(p.duration_s)},
