@@ -252,8 +252,15 @@ def path_model(ctx: Context, flows: list[int]) -> PathModel | None:
         rate, is_measured = measured, True
     else:
         peak = max(_peak_rate(t, rtt) for t in trs)
-        rate, is_measured = max(receiver_window_limited.target_rate(peak), peak), False
+        rate, is_measured = max(assumed_capacity(peak), peak), False
     return PathModel(rtt, rate, is_measured, loss, mss, iw, seen)
+
+
+def assumed_capacity(peak_Bps: float) -> float:
+    """The capacity assumed when the capture does not show it (bytes/s): a round reference, 100
+    Mbit/s (a common access or data-centre path), or 1 Gbit/s once the capture itself carried
+    more than half of that. The basis says it is an assumption."""
+    return 125e6 if peak_Bps * 8 > 50e6 else 12.5e6
 
 
 def _initial_window(tr: Transfer, rtt: float, mss: int) -> tuple[int, bool]:
