@@ -36,11 +36,9 @@ def register(subcommands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from tcplens.capture import read_capture
     from tcplens.capture.errors import CaptureError
-    from tcplens.commands.cached_kernels import load_cached_kernels_quickly
     from tcplens.diagnosis.comparison import NothingToCompare, compare_reports
-    from tcplens.report import report_for_capture
+    from tcplens.report import analyse_capture
 
-    load_cached_kernels_quickly(one_process=True)
     reports = []
     for path in (args.before, args.after):
         try:
@@ -52,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"tcplens: {path}: {error.strerror or error}", file=sys.stderr)
             return EXIT_UNREADABLE
         try:
-            reports.append(report_for_capture(capture))
+            reports.append(analyse_capture(capture)[1])
         except Exception as error:  # never a traceback for the user
             print(f"tcplens: internal error while analysing {path}: {error!r}", file=sys.stderr)
             return EXIT_INTERNAL

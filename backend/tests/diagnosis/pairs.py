@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tcplens.capture import read_capture
-from tcplens.report import report_for_capture
+from tcplens.report import analyse_capture
 
 PAIRS = Path(__file__).resolve().parents[1] / "data" / "pairs"
 NO_REUSE = "pair_no_reuse_10_gets_40ms"
@@ -24,4 +24,4 @@ def pair_file(pair: str, side: str) -> Path:
 
 @cache
 def report(pair: str, side: str) -> dict[str, Any]:
-    return report_for_capture(read_capture(pair_file(pair, side)))
+    return analyse_capture(read_capture(pair_file(pair, side)))[1]

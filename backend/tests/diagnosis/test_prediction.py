@@ -81,9 +81,9 @@ def test_findings_without_a_concrete_fix_predict_nothing() -> None:
 def test_dns_prediction_is_the_transfer_without_its_dns_wait() -> None:
     require(LAB)
     from tcplens.capture import read_capture
-    from tcplens.report import report_for_capture
+    from tcplens.report import analyse_capture
 
-    r = report_for_capture(read_capture(LAB / "dns_delay_upload.pcap"))
+    r = analyse_capture(read_capture(LAB / "dns_delay_upload.pcap"))[1]
     [finding] = [f for f in r["findings"] if f["code"] == "dns-delay"]
     timeline = r["flows"][0]["timeline"]
     first_query = min(a for a, _ in finding["evidence"]["time_ranges_s"])

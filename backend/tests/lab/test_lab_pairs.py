@@ -14,7 +14,7 @@ from lab.runner import LabCapture, make_capture
 
 from tcplens.capture import read_capture
 from tcplens.diagnosis.comparison import compare_reports
-from tcplens.report import report_for_capture
+from tcplens.report import analyse_capture
 
 pytestmark = pytest.mark.lab
 
@@ -29,8 +29,8 @@ def test_compare_resolves_the_cause_and_measures_the_speedup(
     lab_pair: tuple[Pair, LabCapture, LabCapture],
 ) -> None:
     pair, before, after = lab_pair
-    rb = report_for_capture(read_capture(before.path))
-    ra = report_for_capture(read_capture(after.path))
+    rb = analyse_capture(read_capture(before.path))[1]
+    ra = analyse_capture(read_capture(after.path))[1]
     result = compare_reports(rb, ra, before.path.name, after.path.name)
     assert pair.cause in result["resolved"], result["summary"]
     measured = before.entry["client"]["elapsed_s"] / after.entry["client"]["elapsed_s"]
