@@ -21,7 +21,7 @@ from tcplens.capture.table import LONG_LENGTH, OPTION_SACK_BLOCKS, OPTION_TIMEST
 from tcplens.tcp.compiled import parallel_kernel
 from tcplens.tcp.expert import advance_sequence, bytes_in_flight, expert_events
 from tcplens.tcp.handshake import follow_handshake
-from tcplens.tcp.karn import NOT_QUEUED, queue_sent, time_ack
+from tcplens.tcp.karn import ENTRY, queue_sent, time_ack
 from tcplens.tcp.model import (
     IDLE_GAP_MIN_NS,
     KEEP_ALIVE,
@@ -158,11 +158,11 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     for _worker in numba.prange(WORKERS):  # on all cores (capture.compiled.WORKERS)
         for c in in_turn(taken, chunks.shape[0] - 1):
             st = np.empty(2 * N_STATE, np.int64)  # the flow's state (see N_STATE)
-            # the Karn words of the flow being walked, from its first row (tcp.karn)
+            # the Karn queues of the flow being walked (tcp.karn)
             longest = 0
             for f in range(chunks[c], chunks[c + 1]):
                 longest = max(longest, offsets[2 * f + 2] - offsets[2 * f])
-            karn_rows = np.empty(longest, np.int32)
+            queue = np.empty((longest, ENTRY), np.int64)
             for f in range(chunks[c], chunks[c + 1]):
                 start_flow(st, isn, f, offsets)
                 first = offsets[2 * f]
@@ -214,7 +214,6 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     v = np.int64(rv) * N_STATE  # ... and the peer's
                     u = np.uint64(i)
                     n_blocks = 0
-                    karn = NOT_QUEUED  # this packet's Karn word (tcp.karn)
                     t = ts_ns[ur]
                     fl = tcp_flags[ur]
                     ln = np.int64(tcp_len[ur])
@@ -294,9 +293,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     end = s + ln + (1 if syn_fin else 0)
                     advances = not has_nxt or end > nxt
                     if end > s and not probe:  # Karn: queued, or what it re-sends is ambiguous
-                        karn = queue_sent(
-                            st, o, i, s, end, advances, has_nxt, nxt, karn_rows, first, out_seq
-                        )
+                        queue_sent(st, o, i, s, end, advances, has_nxt, nxt, queue)
                     nxt = advance_sequence(st, o, s, t, end, advances, probe, has_nxt, nxt)
 
                     if is_ack:  # RTT samples: the segments this ACK (or its first SACK block) times
@@ -308,10 +305,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                             a,
                             t,
                             n_blocks,
-                            i0 if later else i1,  # the peer's next row: its rows before are walked
-                            karn_rows,
-                            first,
-                            out_seq,
+                            queue,
                             out_time,
                             rtt_ack,
                             rtt_sent,
@@ -341,7 +335,6 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     # bytes in flight after this data segment
                     bif[u] = bytes_in_flight(st, o, v, ln, nxt, syn_fin)
                     events[u] = ev
-                    karn_rows[np.uint64(i - first)] = karn
 
                     # Flows summaries: data range and re-sent data (the rule of tcp.resent.resent)
                     again = False

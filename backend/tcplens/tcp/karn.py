@@ -5,16 +5,25 @@ them (RFC 6298 §3, Karn): an ACK that advances times the newest segment it cove
 segment of the newly covered range was sent more than once; a SACK block (RFC 2018 §4) whose
 right edge ends a queued segment times that segment.
 
-A queued segment's Segments rows come in capture order within its direction, so the queue is
-not a linked list: it is the direction's rows from ``Q_HEAD`` on that carry a span, each row's
-Karn word (``karn_rows``, one int32 per Segments row of the flow, from its first row ``base``,
-written as the walk passes the row) says whether the row was queued and how far it reaches.
-Nothing reads a flow's words once the walk has left it, so one flow's at a time are kept: a
-buffer per chunk of flows, as long as its longest flow, which stays in the cache (a column of
-the whole capture's rows cost 4 fresh bytes a packet, issue 4). A walk then reads the next row, not a link
-it first has to load, and a row's end is two loads (its sequence number and span), not four.
-A row's sequence number is stored mod 2**32 (``Segments.seq``): :func:`near` reads it back
-next to the number it is compared with.
+The queue of a direction is an array of its queued segments (``queue``, one row of
+``ENTRY`` int64 per segment: its Segments row, its Karn word, where it ends, a skip link), in
+the order they were sent, from ``Q_HEAD`` (the first not yet acknowledged) to ``Q_END``; a
+flow's two directions keep theirs in the region of the buffer that their Segments rows take
+(one buffer per chunk of flows, as long as its longest flow). A segment is queued only when it
+advances the sequence number, so the ends of the queued segments rise strictly: the segment an
+ACK or a SACK block reaches, and the first one a re-sent range overlaps, are found by binary
+search. Walking the Segments rows in between instead, as an earlier version did, made every
+re-sent or duplicated segment and every SACK block cost as much as the segments and pure ACKs
+sent since the oldest unacknowledged one: quadratic in a capture of one segment sent a million
+times (issue 31: 100k / 200k / 400k copies took 3.2 / 9.4 / 33.8 s). A re-sent range then
+marks each queued segment it overlaps as ambiguous, each segment once: the skip links lead past
+the segments already marked (a union-find with path halving, Tarjan 1975), so one range re-sent
+a million times over a window of tiny segments costs no more than sending it once.
+
+Entries not marked ambiguous when queued started at or above every earlier entry's end (they
+re-send nothing): they are in sequence order, and a walk over them from the first overlapping
+entry stops at the first one starting at or above the re-sent range's end, as a walk over every
+entry would.
 """
 
 from __future__ import annotations
@@ -22,53 +31,95 @@ from __future__ import annotations
 import numpy as np
 
 from tcplens.tcp.compiled import inline_kernel
-from tcplens.tcp.walk_state import MAXACK, Q_HEAD, Q_TAIL, SACK_CURSOR, SACK_HI
+from tcplens.tcp.walk_state import (
+    MAXACK,
+    NO_ROW,
+    Q_END,
+    Q_HEAD,
+    SACK_CURSOR,
+    SACK_HI,
+    SACK_LIMIT,
+)
 
-# A row's Karn word: NOT_QUEUED, or its span (sequence numbers it takes: payload, plus one for
-# SYN or FIN; a payload is at most 65,535 bytes, the IP length fields are 16-bit) with flags
-NOT_QUEUED = -1
-SPAN = (1 << 28) - 1
+# a queue entry's fields (one row of ``queue``)
+ROW = 0  # the segment's Segments row
+WORD = 1  # its Karn word: span (sequence numbers it takes) and the flags below
+END = 2  # its end, unwrapped (relative to the ISN, as the walk's numbers)
+SKIP = 3  # an entry at or before the next entry not marked ambiguous (see find_unmarked)
+ENTRY = 4
+SPAN = (1 << 28) - 1  # payload (< 2**16) plus one for SYN or FIN
 AMBIGUOUS = 1 << 28  # part of its sequence range was sent more than once: no RTT sample from it
 SACKED = 1 << 29  # a SACK block already timed it
-# the last row queued before the queue ran empty: the queue as a linked list had no link from
-# it to the rows queued later, so a SACK search from an older row stops there
-CHAIN_END = 1 << 30
 
 
 @inline_kernel
-def near(stored, ref):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """The number whose low 32 bits are ``stored`` nearest to ``ref`` (int64): the serial
-    arithmetic of RFC 1982, Wireshark's LT_SEQ/GT_SEQ (packet-tcp.c). Exact while the two are
-    less than 2**31 apart: a queued segment is unacknowledged data, within the window
-    (< 2**30, RFC 7323 §2.3) of the numbers it is compared with."""
-    return ref + np.int64(np.int32(np.int64(stored) - ref))
+def first_end_above(queue, lo, hi, x):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """First entry ``j`` in ``lo .. hi`` (``hi`` if none) whose end is above ``x``: the ends
+    rise strictly. Galloping from ``lo``, then a binary search: an ACK usually covers one or
+    two entries and a SACK block reaches the entry after the last one's, so the usual search
+    costs what a walk over those entries did, and no search more than twice the logarithm of
+    the queue's length."""
+    if lo >= hi or queue[np.uint64(lo), END] > x:
+        return lo
+    step = 1
+    at = lo + 1
+    while at < hi and queue[np.uint64(at), END] <= x:  # queue[lo] <= x < the answer
+        lo = at
+        step *= 2
+        at = lo + step
+    lo += 1
+    hi = min(at, hi)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if queue[np.uint64(mid), END] > x:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@inline_kernel
+def find_unmarked(queue, j, stop):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """First entry at or after ``j`` (before ``stop``) not marked ambiguous; ``stop`` if none.
+
+    A marked entry's skip link leads to a later entry with only marked ones in between (an
+    unmarked entry's to the next one); each marked entry passed links past the marked entry
+    it led to (path halving)."""
+    while j < stop and (queue[np.uint64(j), WORD] & AMBIGUOUS) != 0:
+        uj = np.uint64(j)
+        nxt = queue[uj, SKIP]
+        if nxt < stop and (queue[np.uint64(nxt), WORD] & AMBIGUOUS) != 0:
+            queue[uj, SKIP] = queue[np.uint64(nxt), SKIP]
+        j = nxt
+    return j
 
 
 @inline_kernel
 def queue_sent(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    st, o, i, s, end, advances, has_nxt, nxt, karn_rows, base, out_seq
+    st, o, i, s, end, advances, has_nxt, nxt, queue
 ):
     """Segment ``i`` (``s .. end``) of the direction with state row ``o`` was sent: queued if it
-    advances the sequence number, else every queued segment it overlaps becomes ambiguous.
-    Returns the Karn word of row ``i`` itself (ambiguous if it re-sends part of its range)."""
+    advances the sequence number, else every queued segment it overlaps becomes ambiguous."""
+    q_end = st[o + Q_END]
     if advances:
-        # new data (maybe partly resent): queue it for Karn's rule
-        st[o + Q_TAIL] = i
-        return (end - s) | (AMBIGUOUS if (has_nxt and s < nxt) else 0)
+        # new data (maybe partly resent: then ambiguous itself): queue it for Karn's rule
+        u = np.uint64(q_end)
+        queue[u, ROW] = i
+        queue[u, WORD] = (end - s) | (AMBIGUOUS if (has_nxt and s < nxt) else 0)
+        queue[u, END] = end
+        queue[u, SKIP] = q_end + 1
+        st[o + Q_END] = q_end + 1
+        return
     # sent again: every queued segment it overlaps is now ambiguous (Karn)
-    e = st[o + Q_HEAD]
-    while e < i:
-        ue = np.uint64(e)  # (unsigned: no negative-index wraparound per access)
-        uk = np.uint64(e - base)
-        k = karn_rows[uk]
-        if k >= 0:
-            seq_e = near(out_seq[ue], end)
-            if seq_e >= end:
-                break
-            if seq_e + (k & SPAN) > s:
-                karn_rows[uk] = k | AMBIGUOUS
-        e += 1
-    return NOT_QUEUED
+    j = first_end_above(queue, st[o + Q_HEAD], q_end, s)
+    j = find_unmarked(queue, j, q_end)
+    while j < q_end:
+        u = np.uint64(j)
+        word = queue[u, WORD]
+        if queue[u, END] - (word & SPAN) >= end:
+            break
+        queue[u, WORD] = word | AMBIGUOUS
+        j = find_unmarked(queue, j + 1, q_end)
 
 
 @inline_kernel
@@ -80,10 +131,7 @@ def time_ack(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     a,
     t,
     n_blocks,
-    peer_next,
-    karn_rows,
-    base,
-    out_seq,
+    queue,
     out_time,
     rtt_ack,
     rtt_sent,
@@ -91,58 +139,54 @@ def time_ack(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     n_rtt,
 ):
     """ACK ``i`` (``a``, time ``t``, ``n_blocks`` SACK blocks, already in the state row ``o``
-    of its direction) times the peer's (``v``) queued segments it covers, the peer's rows before
-    ``peer_next`` walked: the samples go to ``rtt_ack``/``rtt_sent`` from ``rtt_base + n_rtt``;
-    returns the new count ``n_rtt``."""
+    of its direction) times the peer's (``v``) queued segments it covers: the samples go to
+    ``rtt_ack``/``rtt_sent`` from ``rtt_base + n_rtt``; returns the new count ``n_rtt``."""
     # RTT (RFC 6298 Karn): an ACK that advances times the newest segment it covers,
     # unless a segment in the newly covered range was sent more than once
+    q_end = st[v + Q_END]
     if a > st[o + MAXACK]:  # (NOT_SEEN before the first ACK)
-        newest = -1
-        clean = True
-        e = st[v + Q_HEAD]
-        while e < peer_next:
-            ue = np.uint64(e)
-            k = karn_rows[np.uint64(e - base)]
-            if k >= 0:
-                if near(out_seq[ue], a) + (k & SPAN) > a:
-                    break
-                newest = e
-                clean &= (k & AMBIGUOUS) == 0  # (no short-circuit branch)
-            e += 1
-        st[v + Q_HEAD] = e
-        if e == peer_next and st[v + Q_TAIL] >= 0:  # the queue ran empty
-            karn_rows[np.uint64(st[v + Q_TAIL] - base)] |= CHAIN_END
-            st[v + Q_TAIL] = -1
-        if newest >= 0 and clean and t >= out_time[np.uint64(newest)]:
-            rtt_ack[np.uint64(rtt_base + n_rtt)] = i
-            rtt_sent[np.uint64(rtt_base + n_rtt)] = newest
-            n_rtt += 1
+        head = st[v + Q_HEAD]
+        covered = first_end_above(queue, head, q_end, a)
+        if covered > head:
+            # the newly covered entries: the newest is timed if none of them is ambiguous
+            clean = True
+            for j in range(head, covered):
+                clean &= (queue[np.uint64(j), WORD] & AMBIGUOUS) == 0  # (no branch)
+            newest = queue[np.uint64(covered - 1), ROW]
+            st[v + Q_HEAD] = covered
+            # the queue ran empty: the chain of entries the cursor is in (if open) ends here
+            if covered == q_end and st[v + SACK_LIMIT] == NO_ROW and st[v + SACK_CURSOR] >= 0:
+                st[v + SACK_LIMIT] = q_end
+            if clean and t >= out_time[np.uint64(newest)]:
+                rtt_ack[np.uint64(rtt_base + n_rtt)] = i
+                rtt_sent[np.uint64(rtt_base + n_rtt)] = newest
+                n_rtt += 1
     # SACK (RFC 2018 §4): the first block ends at the most recently received segment
     if n_blocks > 0 and st[o + SACK_HI] > a:
         right = st[o + SACK_HI]
+        # the first queued segment that reaches the block's right edge: from where the last
+        # search stopped, unless that one reaches beyond the edge (then from the head); a search
+        # from the cursor stays within the chain of entries the cursor is in (the entries queued
+        # until the queue last ran empty), as the linked list of an earlier version did
         e = st[v + SACK_CURSOR]
-        if (
-            e < 0
-            or near(out_seq[np.uint64(e)], right) + (karn_rows[np.uint64(e - base)] & SPAN) > right
-        ):
+        stop = q_end
+        if e < 0 or queue[np.uint64(e), END] > right:
             e = st[v + Q_HEAD]
-        # the first queued segment from there that reaches the block's right edge
-        while e < peer_next:
-            ue = np.uint64(e)
-            uk = np.uint64(e - base)
-            k = karn_rows[uk]
-            if k >= 0:
-                end_e = near(out_seq[ue], right) + (k & SPAN)
-                if end_e >= right:
-                    st[v + SACK_CURSOR] = e
-                    if end_e == right and (k & (AMBIGUOUS | SACKED)) == 0:
-                        karn_rows[uk] = k | SACKED
-                        if t >= out_time[ue]:
-                            rtt_ack[np.uint64(rtt_base + n_rtt)] = i
-                            rtt_sent[np.uint64(rtt_base + n_rtt)] = e
-                            n_rtt += 1
-                    break
-                if k & CHAIN_END:
-                    break
-            e += 1
+            limit = NO_ROW
+        else:
+            limit = st[v + SACK_LIMIT]
+            stop = min(stop, limit)
+        e = first_end_above(queue, e, stop, right - 1)
+        if e < stop:
+            u = np.uint64(e)
+            st[v + SACK_CURSOR] = e
+            st[v + SACK_LIMIT] = limit
+            word = queue[u, WORD]
+            if queue[u, END] == right and (word & (AMBIGUOUS | SACKED)) == 0:
+                queue[u, WORD] = word | SACKED
+                row = queue[u, ROW]
+                if t >= out_time[np.uint64(row)]:
+                    rtt_ack[np.uint64(rtt_base + n_rtt)] = i
+                    rtt_sent[np.uint64(rtt_base + n_rtt)] = row
+                    n_rtt += 1
     return n_rtt

@@ -40,9 +40,10 @@ DATA_LAST_NS = 34
 SYN_NS = 35  # the direction's first SYN without ACK, if HAS_SYN
 RESENT = 36  # data segments re-sending sequence space (tcp.resent)
 HAS_TS = 37  # sent the timestamps option
-Q_HEAD = 38  # Karn queue (tcp.karn): the direction's first row not yet acknowledged ...
-Q_TAIL = 39  # ... and the last row queued, -1 none since the queue ran empty
-SACK_CURSOR = 40  # where the SACK sample search stopped last, -1 none
+Q_HEAD = 38  # Karn queue (tcp.karn): the direction's first entry not yet acknowledged ...
+Q_END = 39  # ... and the one after its last entry
+SACK_CURSOR = 40  # the entry where the SACK sample search stopped last, -1 none ...
+SACK_LIMIT = 41  # ... and the end of its chain of entries, NO_ROW while that is open
 ZW_OPEN = 42  # row of the first zero-window advertisement of an open span, or -1
 WS = 44  # window scale: -1 unknown, -2 scaling off (Wireshark's values), else the shift
 MSS = 45  # MSS option of its SYN, -1 without
@@ -81,9 +82,11 @@ def start_flow(st, isn, f, offsets):  # type: ignore[no-untyped-def]  # pragma: 
         st[o + VALID_BIF] = 1
         st[o + DATA_FIRST_NS] = -1
         st[o + DATA_LAST_NS] = -1
-        st[o + Q_HEAD] = offsets[2 * f + d]
-        st[o + Q_TAIL] = -1
+        # the direction's Karn queue: in the region of the buffer its Segments rows take
+        st[o + Q_HEAD] = offsets[2 * f + d] - offsets[2 * f]
+        st[o + Q_END] = st[o + Q_HEAD]
         st[o + SACK_CURSOR] = -1
+        st[o + SACK_LIMIT] = NO_ROW
         st[o + ZW_OPEN] = -1
         st[o + WIN] = -1
         st[o + WS] = -1

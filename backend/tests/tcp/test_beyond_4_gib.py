@@ -1,8 +1,9 @@
 """A transfer of more than 4 GiB: relative sequence numbers pass 2**31 and 2**32.
 
 Segments stores ``seq``/``ack`` mod 2**32 (4 bytes each, issue 4); every reader that needs the
-numbers themselves unwraps them: Karn's rule in the per-packet pass (tcp.karn.near), the
-diagnosis's transfers (flow_labels), the window headroom, SACK edges and the series file. Each
+numbers themselves unwraps them: the diagnosis's transfers (flow_labels), the window headroom,
+SACK edges and the series file (Karn's rule in the per-packet pass keeps its queue's ends
+unwrapped, tcp.karn). Each
 assertion below fails when one of them reads the stored 32 bits as the number.
 """
 
