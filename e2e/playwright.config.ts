@@ -2,6 +2,8 @@ import { defineConfig } from "@playwright/test";
 
 // Debian's chromium: Playwright cannot download its own browser builds on these machines.
 const CHROMIUM = process.env.TCPLENS_E2E_CHROMIUM ?? "/usr/bin/chromium";
+/** Specs run at each viewport × theme below instead of once. */
+const UX_SPECS = /ux\.spec\.ts$/;
 
 export default defineConfig({
   testDir: "./specs",
@@ -30,5 +32,18 @@ export default defineConfig({
       ],
     },
   },
-  projects: [{ name: "chromium", use: { browserName: "chromium" } }],
+  projects: [
+    { name: "chromium", testIgnore: UX_SPECS, use: { browserName: "chromium" } },
+    // The UI specs of issue 30 at the two laptop widths people use, in both themes.
+    ...[
+      { width: 1280, height: 720 },
+      { width: 1440, height: 900 },
+    ].flatMap((viewport) =>
+      (["light", "dark"] as const).map((colorScheme) => ({
+        name: `ux-${viewport.width}-${colorScheme}`,
+        testMatch: UX_SPECS,
+        use: { browserName: "chromium" as const, viewport, colorScheme },
+      })),
+    ),
+  ],
 });

@@ -138,14 +138,18 @@ test("the share link opens the same diagnosis without signing in", async ({ brow
   await expect(strangerPage.getByRole("link", { name: "Download" })).toHaveCount(0);
   await screenshot(strangerPage, "04-shared-view");
 
-  // Revoked, the link opens nothing any more.
+  // Revoked, the link opens nothing any more, and says so (issue 30: share_revoked once the API
+  // names it) without offering "your captures" to someone who has none here.
   await page.getByRole("button", { name: "Share" }).click();
   await dialog.getByRole("button", { name: "Revoke" }).click();
   await expect(dialog.getByRole("cell", { name: "revoked" })).toBeVisible();
   await strangerPage.reload();
   await expect(
-    strangerPage.getByRole("heading", { name: "Shared capture not found" }),
+    strangerPage.getByRole("heading", {
+      name: /^This share link (was revoked|does not open anything)$/,
+    }),
   ).toBeVisible();
+  await expect(strangerPage.getByRole("link", { name: "Go to your captures" })).toHaveCount(0);
   await stranger.close();
 });
 

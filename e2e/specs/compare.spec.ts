@@ -51,10 +51,10 @@ test("pick two captures on the list and read what the fix bought", async () => {
   test.setTimeout(120_000);
   await page.goto("/");
   await page
-    .getByRole("checkbox", { name: "Compare pair_no_reuse_10_gets_40ms__before.pcap.gz" })
+    .getByRole("checkbox", { name: "Select pair_no_reuse_10_gets_40ms__before.pcap.gz" })
     .check();
   await page
-    .getByRole("checkbox", { name: "Compare pair_no_reuse_10_gets_40ms__after.pcap.gz" })
+    .getByRole("checkbox", { name: "Select pair_no_reuse_10_gets_40ms__after.pcap.gz" })
     .check();
   await page.getByTestId("compare-picked").click();
   await expect(page).toHaveURL(`/compare?before=${beforeId}&after=${afterId}`);

@@ -3,7 +3,8 @@
 // whole-flow series are most of the wait for the first graph).
 
 import { startSessionCheck } from "./api/session";
+import { queryClient } from "./app/queryClient";
 import { prefetchFlowOverview } from "./charts/series/fetchSeries";
 
 startSessionCheck();
-prefetchFlowOverview(window.location.pathname);
+prefetchFlowOverview(queryClient, window.location.pathname);

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
@@ -15,6 +15,7 @@ from tcplens.api.auth import ReaderDep, ServiceDep, WriterDep
 from tcplens.api.deps import SessionDep
 from tcplens.api.rate_limit import bucket_of
 from tcplens.api.schemas import (
+    CaptureIdsIn,
     CaptureOut,
     CapturePageOut,
     JobOut,
@@ -94,20 +95,63 @@ async def upload_capture(
     )
 
 
-@router.get("", response_model=CapturePageOut, summary="The workspace's captures, newest first")
+@router.get(
+    "",
+    response_model=CapturePageOut,
+    summary="The workspace's captures: sorted, searched by name or finding, one page at a time",
+)
 def list_captures(
     session: SessionDep,
     viewer: ReaderDep,
     workspace_id: uuid.UUID | None = None,
-    cursor: Annotated[str | None, Query(max_length=500)] = None,
+    sort: Annotated[
+        captures.CaptureSort,
+        Query(description="column to sort by; ties: newest first"),
+    ] = "created",
+    order: Annotated[Literal["asc", "desc"], Query()] = "desc",
+    q: Annotated[
+        str | None, Query(max_length=200, description="part of the file name (any case)")
+    ] = None,
+    finding: Annotated[
+        str | None,
+        Query(
+            max_length=200,
+            description="a finding's code (exactly) or part of its title: captures with one",
+        ),
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=captures.PAGE_SIZE_MAX)] = 50,
+    offset: Annotated[int, Query(ge=0, le=captures.OFFSET_MAX)] = 0,
 ) -> CapturePageOut:
-    page = captures.list_captures(session, viewer, workspace_id, cursor=cursor, limit=limit)
+    page = captures.list_captures(
+        session,
+        viewer,
+        workspace_id,
+        sort=sort,
+        descending=order == "desc",
+        name=q.strip() if q else None,
+        finding=finding.strip() if finding else None,
+        limit=limit,
+        offset=offset,
+    )
     top = results.top_findings(session, [c.id for c in page.items])
     return CapturePageOut(
         items=[reads.capture_out(c, top.get(c.id)) for c in page.items],
-        next_cursor=page.next_cursor,
+        total=page.total,
+        offset=offset,
+        limit=limit,
     )
+
+
+@router.post(
+    "/delete",
+    status_code=status.HTTP_204_NO_CONTENT,
+    summary="Delete several captures, their files and their results: all of them or none",
+)
+def delete_captures(
+    session: SessionDep, viewer: WriterDep, service: ServiceDep, body: CaptureIdsIn
+) -> Response:
+    captures.delete_captures(service, session, viewer, body.ids)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.get("/{capture_id}", response_model=CaptureOut, summary="One capture and its status")
@@ -123,7 +167,7 @@ def get_capture(session: SessionDep, viewer: ReaderDep, capture_id: uuid.UUID) -
 def delete_capture(
     session: SessionDep, viewer: WriterDep, service: ServiceDep, capture_id: uuid.UUID
 ) -> Response:
-    captures.delete_capture(service, session, viewer, capture_id)
+    captures.delete_captures(service, session, viewer, [capture_id])
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 

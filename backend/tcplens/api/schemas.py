@@ -201,7 +201,14 @@ class UploadAccepted(BaseModel):
 
 class CapturePageOut(BaseModel):
     items: list[CaptureOut]
-    next_cursor: str | None
+    total: int = Field(description="captures matching the search, on every page")
+    offset: int
+    limit: int
+
+
+class CaptureIdsIn(BaseModel):
+    # At most one page of the list (services.captures.PAGE_SIZE_MAX).
+    ids: list[uuid.UUID] = Field(min_length=1, max_length=200)
 
 
 class ByteCounts(BaseModel):

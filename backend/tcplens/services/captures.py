@@ -1,4 +1,5 @@
-"""Captures: receive an upload, look one up, list a workspace's, delete one.
+"""Captures: receive an upload, look one up, list a workspace's (sorted, searched, paged), delete
+some.
 
 An upload is streamed: each chunk is hashed, counted against the size limit and written to the
 blob store as it arrives, so memory stays bounded whatever the file size. The container format
@@ -8,21 +9,19 @@ written in one transaction.
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import json
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import datetime
+from typing import Any, Literal
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import ColumnElement, case, exists, func, or_, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import InstrumentedAttribute, Session
 from starlette.concurrency import run_in_threadpool
 
 from tcplens.capture.compression import SNIFF_BYTES, sniff_format
-from tcplens.db.captures import Capture
+from tcplens.db.captures import Capture, Finding
 from tcplens.errors import (
     InvalidInput,
     NotFound,
@@ -42,18 +41,23 @@ SUPPORTED_FORMATS = ("pcap", "pcapng", "pcap.gz", "pcapng.gz", "pcap.zst", "pcap
 WRITE_BATCH = 1024 * 1024
 MAX_FILENAME = 255
 PAGE_SIZE_MAX = 200
+# Deeper than any list a person pages through; bounds the rows PostgreSQL skips for one page.
+OFFSET_MAX = 1_000_000
 
 
 class UnsupportedFormat(UnsupportedMediaType):
     code = "unsupported_format"
+    title = "Not a packet capture"
 
 
 class UploadTooLarge(TooLarge):
     code = "upload_too_large"
+    title = "The file is too large"
 
 
 class EmptyUpload(InvalidInput):
     code = "empty_upload"
+    title = "The file is empty"
 
 
 class NotCaptureOwner(PermissionDenied):
@@ -263,24 +267,37 @@ def _by_digest(session: Session, workspace_id: uuid.UUID, sha256: str) -> Captur
     )
 
 
+CaptureSort = Literal["created", "filename", "size", "status", "top_finding"]
+# Status in the order a person scanning the list cares about: work in progress, then failures.
+_STATUS_ORDER = case(
+    {"running": 0, "queued": 1, "failed": 2, "done": 3}, value=Capture.status, else_=4
+)
+# The top finding (rank 1) by severity (the core's scale, diagnosis/finding.py), captures without
+# one after those with.
+_TOP_SEVERITY = (
+    select(case({"high": 0, "medium": 1, "low": 2, "info": 3}, value=Finding.severity, else_=4))
+    .where(Finding.capture_id == Capture.id, Finding.rank == 1)
+    .scalar_subquery()
+)
+_SORT_KEYS: dict[str, ColumnElement[Any] | InstrumentedAttribute[Any]] = {
+    "created": Capture.created_at,
+    "filename": func.lower(Capture.filename),
+    "size": Capture.size_bytes,
+    "status": _STATUS_ORDER,
+    "top_finding": func.coalesce(_TOP_SEVERITY, 5),
+}
+
+
 @dataclass(frozen=True)
 class CapturePage:
     items: list[Capture]
-    next_cursor: str | None
+    total: int
 
 
-def _encode_cursor(capture: Capture) -> str:
-    raw = json.dumps([capture.created_at.isoformat(), str(capture.id)]).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        created, ident = json.loads(raw)
-        return datetime.fromisoformat(created), uuid.UUID(ident)
-    except (ValueError, TypeError) as exc:
-        raise InvalidInput("the cursor is not one this API returned", field="cursor") from exc
+def _contains(text: str) -> str:
+    """An ILIKE pattern matching ``text`` anywhere, its own % and _ taken literally."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
 
 
 def list_captures(
@@ -288,47 +305,79 @@ def list_captures(
     viewer: Viewer,
     workspace_id: uuid.UUID | None,
     *,
-    cursor: str | None,
+    sort: CaptureSort = "created",
+    descending: bool = True,
+    name: str | None = None,
+    finding: str | None = None,
     limit: int,
+    offset: int = 0,
 ) -> CapturePage:
-    """Newest first, keyset-paginated on (created_at, id) so pages stay stable under inserts."""
+    """One page of the workspace's captures and how many match.
+
+    ``name`` matches part of the file name; ``finding`` a finding's code exactly or part of its
+    title (any finding of the capture, not only the top one), both case-insensitively. Ties of the
+    sort key are broken by upload time, newest first, then id, so pages never overlap.
+    """
     target = workspace_id or viewer.default_workspace_id
     if target is None or not viewer.reads_workspace(target):
         raise accounts.WorkspaceNotFound("no such workspace")
     limit = max(1, min(limit, PAGE_SIZE_MAX))
-    query = select(Capture).where(Capture.workspace_id == target)
-    if cursor:
-        created, ident = _decode_cursor(cursor)
-        query = query.where(
-            or_(
-                Capture.created_at < created,
-                and_(Capture.created_at == created, Capture.id < ident),
+    for field, text in (("q", name), ("finding", finding)):
+        if text and "\x00" in text:  # PostgreSQL text cannot hold NUL
+            raise InvalidInput("a search cannot contain a NUL character", field=field)
+    where: list[ColumnElement[bool]] = [Capture.workspace_id == target]
+    if name:
+        where.append(Capture.filename.ilike(_contains(name), escape="\\"))
+    if finding:
+        where.append(
+            exists().where(
+                Finding.capture_id == Capture.id,
+                or_(
+                    func.lower(Finding.code) == finding.lower(),
+                    Finding.body["title"].astext.ilike(_contains(finding), escape="\\"),
+                ),
             )
         )
+    key = _SORT_KEYS[sort]
     rows = list(
         session.scalars(
-            query.order_by(Capture.created_at.desc(), Capture.id.desc()).limit(limit + 1)
+            select(Capture)
+            .where(*where)
+            .order_by(
+                key.desc() if descending else key.asc(),
+                Capture.created_at.desc(),
+                Capture.id.desc(),
+            )
+            .limit(limit)
+            .offset(offset)
         )
     )
-    next_cursor = _encode_cursor(rows[limit - 1]) if len(rows) > limit else None
-    return CapturePage(items=rows[:limit], next_cursor=next_cursor)
+    total = session.scalar(select(func.count()).select_from(Capture).where(*where)) or 0
+    return CapturePage(items=rows, total=int(total))
 
 
-def delete_capture(
-    ctx: ServiceContext, session: Session, viewer: Viewer, capture_id: uuid.UUID
+def delete_captures(
+    ctx: ServiceContext, session: Session, viewer: Viewer, capture_ids: list[uuid.UUID]
 ) -> None:
-    """Remove the capture, its results (cascade) and its files. The workspace's owner or the
-    uploader may delete; other members may not."""
-    capture = visible_capture(session, viewer, capture_id)
-    if viewer.shared_capture_id is not None or viewer.user_id is None:
-        raise NotCaptureOwner("a share link is read-only")
-    role = accounts.role_in(session, viewer.user_id, capture.workspace_id)
-    if role != "owner" and capture.uploaded_by != viewer.user_id:
-        raise NotCaptureOwner("only the workspace's owner or the uploader deletes a capture")
-    session.delete(capture)
+    """Remove the captures, their results (cascade) and their files, all or none: the workspace's
+    owner or the uploader may delete; other members may not."""
+    doomed = []
+    for capture_id in dict.fromkeys(capture_ids):
+        capture = visible_capture(session, viewer, capture_id)
+        if viewer.shared_capture_id is not None or viewer.user_id is None:
+            raise NotCaptureOwner("a share link is read-only")
+        role = accounts.role_in(session, viewer.user_id, capture.workspace_id)
+        if role != "owner" and capture.uploaded_by != viewer.user_id:
+            raise NotCaptureOwner(
+                f"only the workspace's owner or the uploader deletes a capture ({capture.filename})"
+            )
+        doomed.append(capture)
+    for capture in doomed:
+        session.delete(capture)
     session.commit()
-    ctx.store.delete_prefix(f"captures/{capture_id}")
-    ctx.series.forget(f"captures/{capture_id}/")
+    for capture in doomed:
+        ctx.store.delete_prefix(f"captures/{capture.id}")
+        ctx.series.forget(f"captures/{capture.id}/")
 
 
 class CaptureFileGone(NotFound):

@@ -138,18 +138,83 @@ def test_failed_uploads_leave_no_files(actor: Actor, settings: Settings) -> None
     assert not any(p.is_file() for p in blobs.rglob("*")) if blobs.exists() else True
 
 
-def test_listing_is_newest_first_with_a_cursor(actor: Actor) -> None:
+def _ids(actor: Actor, query: str) -> list[str]:
+    response = actor.client.get(f"/api/v1/captures{query}")
+    assert response.status_code == 200, response.text
+    return [c["id"] for c in response.json()["items"]]
+
+
+def test_listing_is_newest_first_in_pages_with_the_total(actor: Actor) -> None:
     ids = [
         _upload_raw(actor, tiny_pcap(f"n{i}".encode())).json()["capture"]["id"] for i in range(5)
     ]
-    page1 = actor.client.get("/api/v1/captures?limit=2").json()
-    page2 = actor.client.get(f"/api/v1/captures?limit=2&cursor={page1['next_cursor']}").json()
-    page3 = actor.client.get(f"/api/v1/captures?limit=2&cursor={page2['next_cursor']}").json()
-    seen = [c["id"] for c in page1["items"] + page2["items"] + page3["items"]]
-    assert seen == ids[::-1]
-    assert page3["next_cursor"] is None
-    bad = actor.client.get("/api/v1/captures?cursor=%%%")
-    assert bad.status_code == 422
+    pages = [actor.client.get(f"/api/v1/captures?limit=2&offset={o}").json() for o in (0, 2, 4)]
+    assert [c["id"] for p in pages for c in p["items"]] == ids[::-1]
+    assert [(p["total"], p["offset"], p["limit"]) for p in pages] == [
+        (5, 0, 2),
+        (5, 2, 2),
+        (5, 4, 2),
+    ]
+    assert actor.client.get("/api/v1/captures?offset=5").json()["items"] == []
+
+
+def test_listing_sorts_by_each_column_both_ways(actor: Actor) -> None:
+    # sizes 24 + 16-byte record header + payload; names chosen so no two orders coincide
+    made = {
+        name: _upload_raw(actor, tiny_pcap(b"p" * size), name).json()["capture"]["id"]
+        for name, size in (("b.pcap", 30), ("C.pcap", 10), ("a.pcap", 20))
+    }
+    by_name = [made["a.pcap"], made["b.pcap"], made["C.pcap"]]  # case-insensitive
+    assert _ids(actor, "?sort=filename&order=asc") == by_name
+    assert _ids(actor, "?sort=filename&order=desc") == by_name[::-1]
+    assert _ids(actor, "?sort=size&order=asc") == [made["C.pcap"], made["a.pcap"], made["b.pcap"]]
+    assert _ids(actor, "?sort=size&order=desc") == [made["b.pcap"], made["a.pcap"], made["C.pcap"]]
+    assert _ids(actor, "?sort=created&order=asc") == list(made.values())
+    # all queued, none with a finding: the ties fall back to newest first, in either order
+    newest_first = list(made.values())[::-1]
+    for sort in ("status", "top_finding"):
+        for order in ("asc", "desc"):
+            assert _ids(actor, f"?sort={sort}&order={order}") == newest_first
+
+
+def test_listing_searches_the_file_name(actor: Actor) -> None:
+    slow = _upload_raw(actor, tiny_pcap(b"1"), "Slow_Upload-2026.pcap").json()["capture"]["id"]
+    _upload_raw(actor, tiny_pcap(b"2"), "fast.pcapng")
+    _upload_raw(actor, tiny_pcap(b"3"), "slowXupload.pcap")
+    assert _ids(actor, "?q=slow_upload") == [slow]  # any case; '_' is not a wildcard
+    assert _ids(actor, "?q=%20%20slow_UPLOAD%20") == [slow]  # surrounding blanks ignored
+    page = actor.client.get("/api/v1/captures?q=pcap&limit=1").json()
+    assert page["total"] == 3 and len(page["items"]) == 1
+    assert _ids(actor, "?q=nothing-like-it") == []
+
+
+def _delete_many(actor: Actor, ids: list[str]) -> httpx2.Response:
+    return actor.client.post("/api/v1/captures/delete", json={"ids": ids}, headers=actor.headers())
+
+
+def test_bulk_delete_removes_every_capture_and_its_files(actor: Actor, settings: Settings) -> None:
+    ids = [
+        _upload_raw(actor, tiny_pcap(f"d{i}".encode())).json()["capture"]["id"] for i in range(3)
+    ]
+    assert _delete_many(actor, ids[:2]).status_code == 204
+    assert _ids(actor, "") == ids[2:]
+    for gone in ids[:2]:
+        assert not (Path(settings.blob_dir) / "captures" / gone).exists()
+
+
+def test_bulk_delete_is_all_or_nothing(client: TestClient, actor: Actor) -> None:
+    mine = _upload_raw(actor, tiny_pcap(b"mine")).json()["capture"]["id"]
+    other = sign_up(TestClient(client.app, base_url="https://testserver"))
+    theirs = _upload_raw(other, tiny_pcap(b"theirs")).json()["capture"]["id"]
+    # another tenant's capture is not found from here: nothing is deleted, not even one's own
+    refused = _delete_many(actor, [mine, theirs])
+    assert refused.status_code == 404 and refused.json()["code"] == "capture_not_found"
+    assert _ids(actor, "") == [mine] and _ids(other, "") == [theirs]
+    bodies: list[dict[str, list[str]]] = [{"ids": []}, {"ids": [mine] * 201}, {"ids": ["x"]}, {}]
+    for body in bodies:
+        bad = actor.client.post("/api/v1/captures/delete", json=body, headers=actor.headers())
+        assert bad.status_code == 422 and bad.json()["code"] == "invalid_input", body
+    assert _ids(actor, "") == [mine]
 
 
 def test_delete_removes_capture_and_files(actor: Actor, settings: Settings) -> None:

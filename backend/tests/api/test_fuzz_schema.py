@@ -144,7 +144,8 @@ def substitutions(world: Tenants, method: str, path: str) -> dict[str, list[str 
         else [home.share_link_id, foreign.share_link_id],
         "token_id": [foreign.token_id],
         "token": [home.share_token, world.revoked_share_token, world.expired_share_token],
-        "cursor": [world.home_cursor],
+        "q": [home.filename, "second"],
+        "finding": ["nagle-delayed-ack", "dns"],
         # bodies: an address and a password that exist (sign-in, invitations), a plain name
         "email": [home.actor.email, "someone-new@example.com"],
         "password": [PASSWORD],
@@ -158,7 +159,7 @@ HOSTILE_CHARACTERS = ["\x00", "\u202e", "\r\n", "\x1b[2J"]
 
 
 def with_known_values(case: Any, data: st.DataObject, known: dict[str, list[str | int]]) -> None:
-    """Replace some generated values with real ones (ids, a cursor, an address that exists),
+    """Replace some generated values with real ones (ids, a file name, an address that exists),
     then put a hostile character into the middle of some of the text."""
     containers = [case.path_parameters, case.query]
     if isinstance(case.body, dict):

@@ -1,9 +1,9 @@
 // Server state of captures and their results, as TanStack Query hooks.
 
-import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, unwrap } from "./http";
 import { type CaptureScope, scopeKey } from "./scope";
-import type { Capture, CapturePage, Finding, FlowPage } from "./types";
+import type { Capture, CaptureListQuery, CapturePage, Finding, Flow, FlowPage } from "./types";
 
 /** Poll a capture this often while it is queued or being analysed. */
 export const ANALYSIS_POLL_MS = 500;
@@ -60,6 +60,28 @@ export function useFlows(scope: CaptureScope, enabled: boolean) {
   });
 }
 
+/** One flow by its id (the flow page: any flow, not only those of the table's first page). */
+export function useFlow(scope: CaptureScope, flowId: number, enabled: boolean) {
+  return useQuery({
+    queryKey: [...scopeKey(scope), "flow", flowId],
+    enabled,
+    queryFn: ({ signal }): Promise<Flow> =>
+      scope.kind === "capture"
+        ? unwrap(
+            api.GET("/api/v1/captures/{capture_id}/flows/{flow_id}", {
+              params: { path: { capture_id: scope.captureId, flow_id: flowId } },
+              signal,
+            }),
+          )
+        : unwrap(
+            api.GET("/api/v1/shared/{token}/flows/{flow_id}", {
+              params: { path: { token: scope.token, flow_id: flowId } },
+              signal,
+            }),
+          ),
+  });
+}
+
 export function useFindings(scope: CaptureScope, enabled: boolean) {
   return useQuery({
     queryKey: [...scopeKey(scope), "findings"],
@@ -81,39 +103,37 @@ export function useFindings(scope: CaptureScope, enabled: boolean) {
   });
 }
 
-export function useCaptureList(workspaceId: string | undefined) {
-  return useInfiniteQuery({
-    queryKey: ["captures", workspaceId ?? "default"],
-    initialPageParam: null as string | null,
-    queryFn: ({ pageParam, signal }): Promise<CapturePage> =>
+/**
+ * One page of the workspace's captures as `view` sorts and filters them (features/captures/
+ * listView.ts). While a row is queued or being analysed the page is read again every
+ * LIST_POLL_MS; each such row also follows its own capture query (useCapture), the one the upload
+ * tray follows, so a row and the tray never disagree.
+ */
+export const LIST_POLL_MS = 2000;
+
+export function useCaptureList(workspaceId: string | undefined, view: CaptureListQuery) {
+  return useQuery({
+    queryKey: ["captures", workspaceId ?? "default", view],
+    queryFn: ({ signal }): Promise<CapturePage> =>
       unwrap(
         api.GET("/api/v1/captures", {
-          params: {
-            query: {
-              limit: 50,
-              ...(pageParam ? { cursor: pageParam } : {}),
-              ...(workspaceId ? { workspace_id: workspaceId } : {}),
-            },
-          },
+          params: { query: { ...view, ...(workspaceId ? { workspace_id: workspaceId } : {}) } },
           signal,
         }),
       ),
-    getNextPageParam: (page) => page.next_cursor ?? null,
-    // Keep the list fresh while something in it is still being analysed.
+    // A new page keeps the old rows on screen until it arrives (no flash of a skeleton).
+    placeholderData: keepPreviousData,
     refetchInterval: (query) =>
-      query.state.data?.pages.some((page) => page.items.some((c) => !isSettled(c))) ? 2000 : false,
+      query.state.data?.items.some((c) => !isSettled(c)) ? LIST_POLL_MS : false,
   });
 }
 
-export function useDeleteCapture() {
+/** Delete captures, all of them or none (POST /captures/delete). */
+export function useDeleteCaptures() {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: (captureId: string) =>
-      unwrap(
-        api.DELETE("/api/v1/captures/{capture_id}", {
-          params: { path: { capture_id: captureId } },
-        }),
-      ),
-    onSuccess: () => client.invalidateQueries({ queryKey: ["captures"] }),
+    mutationFn: (captureIds: readonly string[]) =>
+      unwrap(api.POST("/api/v1/captures/delete", { body: { ids: [...captureIds] } })),
+    onSettled: () => client.invalidateQueries({ queryKey: ["captures"] }),
   });
 }

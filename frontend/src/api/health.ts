@@ -1,12 +1,9 @@
-import { getJson } from "./client";
+import { api, unwrap } from "./http";
+import type { components } from "./schema.gen";
 
 /** `GET /api/v1/health` (tcplens/api/health.py). */
-export interface Health {
-  status: "ok";
-  version: string;
-  database: "ok";
-}
+export type Health = components["schemas"]["Health"];
 
 export function fetchHealth(signal?: AbortSignal): Promise<Health> {
-  return getJson<Health>("/health", signal ? { signal } : {});
+  return unwrap(api.GET("/api/v1/health", signal ? { signal } : {}));
 }

@@ -1,11 +1,29 @@
-// The typed API client: openapi-fetch over the types generated from the server's OpenAPI schema
-// (schema.gen.ts, `npm run api:generate`), with the CSRF header on unsafe requests and every
-// error turned into an ApiError carrying the server's problem document.
+// The one way the SPA talks to the API: openapi-fetch over the types generated from the server's
+// OpenAPI schema (schema.gen.ts, `make api-client`), with the CSRF header on unsafe requests and
+// every error turned into an ApiError carrying the server's problem document (RFC 9457; the
+// backend renders every error as application/problem+json, see tcplens/api/problems.py).
 
 import createClient, { type Middleware } from "openapi-fetch";
-import { ApiError, type Problem } from "./client";
 import { CSRF_HEADER, csrfToken, isUnsafe } from "./csrf";
 import type { paths } from "./schema.gen";
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+}
+
+export class ApiError extends Error {
+  readonly problem: Problem;
+
+  constructor(problem: Problem) {
+    super(problem.detail);
+    this.name = "ApiError";
+    this.problem = problem;
+  }
+}
 
 const csrf: Middleware = {
   onRequest({ request }) {
@@ -53,6 +71,13 @@ export function isNotFound(error: unknown): boolean {
   return (
     error instanceof ApiError && (error.problem.status === 404 || error.problem.status === 410)
   );
+}
+
+/** A 4xx answer that asking again will not change (all but 408 Request Timeout and 429). */
+export function isFinalRefusal(error: unknown): boolean {
+  if (!(error instanceof ApiError)) return false;
+  const { status } = error.problem;
+  return status >= 400 && status < 500 && status !== 408 && status !== 429;
 }
 
 export function isUnauthenticated(error: unknown): boolean {

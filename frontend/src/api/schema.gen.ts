@@ -114,11 +114,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The workspace's captures, newest first */
+        /** The workspace's captures: sorted, searched by name or finding, one page at a time */
         get: operations["list_captures_api_v1_captures_get"];
         put?: never;
         /** Upload a capture (multipart field `file`, or the raw bytes with ?filename=) */
         post: operations["upload_capture_api_v1_captures_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/captures/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete several captures, their files and their results: all of them or none */
+        post: operations["delete_captures_api_v1_captures_delete_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -565,6 +582,11 @@ export interface components {
             /** Message */
             message: string;
         };
+        /** CaptureIdsIn */
+        CaptureIdsIn: {
+            /** Ids */
+            ids: string[];
+        };
         /** CaptureOut */
         CaptureOut: {
             /** Analyzer Version */
@@ -634,8 +656,15 @@ export interface components {
         CapturePageOut: {
             /** Items */
             items: components["schemas"]["CaptureOut"][];
-            /** Next Cursor */
-            next_cursor: string | null;
+            /** Limit */
+            limit: number;
+            /** Offset */
+            offset: number;
+            /**
+             * Total
+             * @description captures matching the search, on every page
+             */
+            total: number;
         };
         /** ComparedCapture */
         ComparedCapture: {
@@ -1581,8 +1610,15 @@ export interface operations {
         parameters: {
             query?: {
                 workspace_id?: string | null;
-                cursor?: string | null;
+                /** @description column to sort by; ties: newest first */
+                sort?: "created" | "filename" | "size" | "status" | "top_finding";
+                order?: "asc" | "desc";
+                /** @description part of the file name (any case) */
+                q?: string | null;
+                /** @description a finding's code (exactly) or part of its title: captures with one */
+                finding?: string | null;
                 limit?: number;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -1638,6 +1674,37 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["UploadAccepted"];
                 };
+            };
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    delete_captures_api_v1_captures_delete_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CaptureIdsIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request was refused: the problem says why (`code`) */
             "4XX": {

@@ -1,6 +1,6 @@
 // Names for the generated schema types the SPA uses (schema.gen.ts is generated: do not edit it).
 
-import type { components } from "./schema.gen";
+import type { components, operations } from "./schema.gen";
 
 type Schemas = components["schemas"];
 
@@ -22,3 +22,6 @@ export type CaptureStatus = Capture["status"];
 export type IfFixed = Schemas["IfFixed"];
 export type Comparison = Schemas["ComparisonOut"];
 export type ComparedTransfer = Schemas["ComparedTransfer"];
+export type CaptureListQuery = NonNullable<
+  operations["list_captures_api_v1_captures_get"]["parameters"]["query"]
+>;

@@ -1,6 +1,6 @@
 import { useMemo } from "react";
 import { Link } from "react-router";
-import { useCapture, useFindings, useFlows } from "../api/captures";
+import { useCapture, useFindings, useFlow } from "../api/captures";
 import { errorMessage, isNotFound } from "../api/http";
 import { type CaptureScope, scopePage } from "../api/scope";
 import type { Finding } from "../api/types";
@@ -10,6 +10,8 @@ import { Skeleton } from "../app/Skeleton";
 import { Diagnosis } from "../features/diagnosis/Diagnosis";
 import { FlowAnalysis } from "../features/flow/FlowAnalysis";
 import { flowRow } from "../features/flow-table/fromApi";
+import { ShareLinkUnavailable } from "../features/shared/ShareLinkUnavailable";
+import { shareLinkProblem } from "../features/shared/shareLinkProblem";
 import { factorLabel, formatBitRate, formatBytes, formatDuration, formatMs } from "../format/units";
 import { useCaptureScope, useFlowId } from "./scopeRoutes";
 
@@ -27,22 +29,30 @@ export function FlowPageRoute() {
 function FlowPage({ scope, flowId }: { scope: CaptureScope; flowId: number }) {
   const capture = useCapture(scope);
   const done = capture.data?.status === "done";
-  const flows = useFlows(scope, done);
+  const flowQuery = useFlow(scope, flowId, done);
   const findings = useFindings(scope, done);
-  const flow = flows.data?.items.find((f) => f.id === flowId);
+  const flow = flowQuery.data;
   const about = useMemo<Finding[]>(
     () => (findings.data ?? []).filter((f) => f.flows.includes(flowId)),
     [findings.data, flowId],
   );
 
   if (capture.isError) {
+    const dead = scope.kind === "shared" ? shareLinkProblem(capture.error) : null;
+    if (dead) return <ShareLinkUnavailable problem={dead} />;
     return isNotFound(capture.error) ? (
       <NotFound what="capture" />
     ) : (
       <div className="panel panel--error">{errorMessage(capture.error)}</div>
     );
   }
-  if (flows.isSuccess && !flow) return <NotFound what="flow" />;
+  if (flowQuery.isError) {
+    return isNotFound(flowQuery.error) ? (
+      <NotFound what="flow" />
+    ) : (
+      <div className="panel panel--error">{errorMessage(flowQuery.error)}</div>
+    );
+  }
   const row = flow ? flowRow(flow) : null;
 
   return (

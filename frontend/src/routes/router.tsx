@@ -37,7 +37,7 @@ function BareLayout() {
   return (
     <>
       <TopBar />
-      <main className="page page--narrow" id="main">
+      <main className="page page--landing" id="main">
         <Outlet />
       </main>
       <footer className="footer">

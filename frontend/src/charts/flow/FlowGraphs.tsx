@@ -13,7 +13,7 @@ import { StevensGraph } from "../stevens/StevensGraph";
 import { TcptraceGraph } from "../tcptrace/TcptraceGraph";
 import { ThroughputGraph } from "../throughput/ThroughputGraph";
 import { clampView, type TimeView } from "../view";
-import { evidenceRanges, type FindingEvidence } from "./evidence";
+import { bottleneckRate, evidenceRanges, type FindingEvidence } from "./evidence";
 import type { FlowGraphProps } from "./types";
 import type { SeriesState } from "./useFlowSeries";
 
@@ -47,7 +47,6 @@ export interface FlowGraphsProps {
   /** Rank of the finding the URL points at (`finding=`), or null. */
   readonly highlightFinding: number | null;
   readonly onPickFrame: (frame: number) => void;
-  readonly onDraw?: (milliseconds: number) => void;
 }
 
 export function FlowGraphs(props: FlowGraphsProps) {
@@ -128,8 +127,8 @@ export function FlowGraphs(props: FlowGraphsProps) {
     view,
     onViewChange,
     evidence,
+    bottleneckRate: bottleneckRate(props.findings, props.flowId),
     onPick,
-    ...(props.onDraw ? { onDraw: props.onDraw } : {}),
   };
   const Graph = GRAPHS[props.graph].component;
   const baseName = `flow-${props.flowId}-${props.graph}-${props.direction}`;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { seriesFromColumns } from "../series/columns";
-import { evidenceRanges } from "./evidence";
+import { bottleneckRate, evidenceRanges } from "./evidence";
 
 const data = seriesFromColumns("client_to_server", {
   columns: {
@@ -32,14 +32,16 @@ function finding(
 }
 
 describe("evidence ranges", () => {
-  it("labels a receiver-window finding with the window-full marks it covers", () => {
+  it("labels a receiver-window finding with the flow's window-full marks, the legend's count", () => {
+    // The range covers two of the three: the label counts the flow's, as the legend does for the
+    // whole flow (issue 30: the label said ×14 where the legend said ×114).
     const ranges = evidenceRanges([finding("receiver_window", [[0, 1]])], 3, data, acks);
     expect(ranges).toEqual([
       {
         key: "0:0",
         from: 0,
         to: 1,
-        label: "window full ×2",
+        label: "window full ×3",
         severity: "high",
         finding: 0,
         highlighted: false,
@@ -112,5 +114,14 @@ describe("evidence ranges", () => {
       title: "Name lookups took 3.2 s before the connections started",
     };
     expect(label(long)).toBe("Name lookups took 3.2 s bef…");
+  });
+
+  it("gives the bytes-in-flight graph the rate its bottleneck label says, for this flow only", () => {
+    const path = finding("bandwidth", [[0, 1]], [3], { rate_bps: 27_600_000 });
+    const [range] = evidenceRanges([path], 3, data, acks);
+    expect(range?.label).toBe("bottleneck 27.6 Mbit/s");
+    expect(bottleneckRate([finding("loss", [[0, 1]]), path], 3)).toBe(27_600_000);
+    expect(bottleneckRate([path], 4)).toBeNull();
+    expect(bottleneckRate([finding("bandwidth", [[0, 1]])], 3)).toBeNull();
   });
 });

@@ -5,6 +5,7 @@ import { formatBitRate, formatBytes, formatDuration, formatMs } from "../../form
 import { lowerBound, upperBound } from "../lod/visibleRange";
 import type { DirectionSeries } from "../series/columns";
 import type { EventName } from "../series/events";
+import { countMarks, tcptraceMarks } from "../tcptrace/marks";
 import type { EvidenceRange } from "./types";
 
 /** The parts of the API's finding this module reads. */
@@ -46,6 +47,28 @@ function numberIn(evidence: Readonly<Record<string, unknown>>, key: string): num
   return typeof v === "number" && Number.isFinite(v) ? v : null;
 }
 
+/** The path's rate (bits/s) a bandwidth finding measured, when it did. */
+function bottleneckOf(finding: FindingEvidence): number | null {
+  return finding.factor === "bandwidth" ? numberIn(finding.evidence, "rate_bps") : null;
+}
+
+/**
+ * The bottleneck rate (bits/s) the findings about `flowId` name: the rate its "bottleneck" label
+ * says, which the bytes-in-flight graph's bandwidth-delay product then uses too. Null when no
+ * finding measured the path.
+ */
+export function bottleneckRate(
+  findings: readonly FindingEvidence[],
+  flowId: number,
+): number | null {
+  for (const finding of findings) {
+    if (!finding.flows.includes(flowId)) continue;
+    const rate = bottleneckOf(finding);
+    if (rate !== null && rate > 0) return rate;
+  }
+  return null;
+}
+
 /** Longest label drawn above the plot (the finding list above the graph has the full title). */
 export const LABEL_MAX_CHARS = 28;
 
@@ -63,7 +86,9 @@ export function evidenceLabel(
   const e = finding.evidence;
   switch (finding.factor) {
     case "receiver_window": {
-      const n = countEvents(data, "window_full", ranges);
+      // The flow's window-full marks, counted as the graph's legend counts them for the whole
+      // flow (the ranges are only the longest stretches: their count would disagree with it).
+      const n = countMarks(tcptraceMarks(data, acks)).window_full;
       return n > 0 ? `window full ×${n}` : `receiver window${times}`;
     }
     case "receiver_app": {
@@ -95,7 +120,7 @@ export function evidenceLabel(
       return inFlight !== null ? `in flight ≤ ${formatBytes(inFlight)}` : `sender buffer${times}`;
     }
     case "bandwidth": {
-      const rate = numberIn(e, "rate_bps");
+      const rate = bottleneckOf(finding);
       return rate !== null ? `bottleneck ${formatBitRate(rate)}` : `bottleneck${times}`;
     }
     case "slow_start": {

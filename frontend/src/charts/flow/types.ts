@@ -33,8 +33,12 @@ export interface FlowGraphProps {
   readonly view: TimeView;
   readonly onViewChange: (view: TimeView) => void;
   readonly evidence: readonly EvidenceRange[];
+  /**
+   * The path's bottleneck rate (bits/s) a finding about this flow measured (its "bottleneck"
+   * label's), null when none did: the bandwidth-delay product uses it before any other rate.
+   */
+  readonly bottleneckRate: number | null;
   readonly onPick: (item: HoverItem) => void;
-  readonly onDraw?: (milliseconds: number) => void;
   /** The time axis' title when the times are not seconds since the capture's start. */
   readonly timeLabel?: string;
 }

@@ -2,9 +2,12 @@
 // once (the overview, reduced by the server when long), then, when zoomed into a reduced flow, the
 // rows of the window (plus half a window each side, so a pan does not refetch at once).
 
-import { useEffect, useRef, useState } from "react";
+import { useQueries } from "@tanstack/react-query";
+import { useEffect, useMemo, useRef, useState } from "react";
+import { errorMessage } from "../../api/http";
+import type { CaptureScope } from "../../api/scope";
 import type { Direction, DirectionSeries } from "../series/columns";
-import { arrivedSeries, fetchSeries } from "../series/fetchSeries";
+import { seriesQueryOptions } from "../series/fetchSeries";
 import type { TimeView } from "../view";
 
 export interface FlowSeries {
@@ -23,35 +26,38 @@ const DIRECTIONS: readonly Direction[] = ["client_to_server", "server_to_client"
 /** A detail fetch waits for the view to rest this long (wheel and drag send many views). */
 export const DETAIL_DEBOUNCE_MS = 160;
 
-async function fetchBoth(
-  capturePath: string,
+/**
+ * Both directions' queries of one range (null: the whole flow), as one FlowSeries (the same object
+ * until an answer changes: the graphs derive their arrays from it). While another range loads,
+ * the last one that arrived is returned, with its own range.
+ */
+function useBoth(
+  scope: CaptureScope,
   flowId: number,
   range: TimeView | null,
   maxPoints: number,
-  signal: AbortSignal,
-): Promise<FlowSeries> {
-  const [c2s, s2c] = await Promise.all(
-    DIRECTIONS.map((direction) =>
-      fetchSeries({ capturePath, flowId, direction, range, maxPoints }, signal),
-    ),
+  enabled: boolean,
+) {
+  const [c2s, s2c] = useQueries({
+    queries: DIRECTIONS.map((direction) => ({
+      ...seriesQueryOptions({ scope, flowId, direction, range, maxPoints }),
+      enabled,
+    })),
+  });
+  const c2sData = c2s?.data;
+  const s2cData = s2c?.data;
+  const arrived = useMemo(
+    (): FlowSeries | null =>
+      c2sData && s2cData ? { client_to_server: c2sData, server_to_client: s2cData, range } : null,
+    [c2sData, s2cData, range],
   );
+  const last = useRef<FlowSeries | null>(null);
+  if (arrived) last.current = arrived;
   return {
-    client_to_server: c2s as DirectionSeries,
-    server_to_client: s2c as DirectionSeries,
-    range,
+    series: arrived ?? last.current,
+    error: c2s?.error ?? s2c?.error ?? null,
+    fetching: Boolean(c2s?.isFetching || s2c?.isFetching),
   };
-}
-
-/** The whole flow if both directions have already arrived (requested early, fetchSeries.ts). */
-function arrivedOverview(
-  capturePath: string,
-  flowId: number,
-  maxPoints: number,
-): FlowSeries | null {
-  const [c2s, s2c] = DIRECTIONS.map((direction) =>
-    arrivedSeries({ capturePath, flowId, direction, range: null, maxPoints }),
-  );
-  return c2s && s2c ? { client_to_server: c2s, server_to_client: s2c, range: null } : null;
 }
 
 /** Whether `detail` covers `view` (then it is at least as fine as the overview there). */
@@ -72,68 +78,42 @@ export function isReduced(series: FlowSeries): boolean {
 }
 
 export function useFlowSeries(
-  capturePath: string,
+  scope: CaptureScope,
   flowId: number,
   view: TimeView | null,
   maxPoints: number,
 ): SeriesState {
-  const [overview, setOverview] = useState<FlowSeries | null>(() =>
-    arrivedOverview(capturePath, flowId, maxPoints),
-  );
-  const [detail, setDetail] = useState<FlowSeries | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [loadingDetail, setLoadingDetail] = useState(false);
-  const pointsRef = useRef(maxPoints);
-  pointsRef.current = maxPoints;
-
-  useEffect(() => {
-    const controller = new AbortController();
-    const arrived = arrivedOverview(capturePath, flowId, pointsRef.current);
-    setOverview((shown) =>
-      arrived &&
-      shown?.client_to_server === arrived.client_to_server &&
-      shown.server_to_client === arrived.server_to_client
-        ? shown
-        : arrived,
-    );
-    setDetail(null);
-    setError(null);
-    if (arrived) return;
-    fetchBoth(capturePath, flowId, null, pointsRef.current, controller.signal).then(
-      setOverview,
-      (e: unknown) => {
-        if (!controller.signal.aborted) setError(e instanceof Error ? e.message : String(e));
-      },
-    );
-    return () => controller.abort();
-  }, [capturePath, flowId]);
-
+  const overview = useBoth(scope, flowId, null, maxPoints, true);
+  // The detail range follows the view once it has rested, with half a view each side so a pan
+  // does not refetch at once; kept while it still serves the view.
+  const [range, setRange] = useState<TimeView | null>(null);
   const needsDetail =
-    overview !== null && view !== null && isReduced(overview) && !detailServes(detail, view);
+    overview.series !== null &&
+    view !== null &&
+    isReduced(overview.series) &&
+    !detailServes(range === null ? null : { ...overview.series, range }, view);
   useEffect(() => {
     if (!needsDetail || !view) return;
-    const controller = new AbortController();
     const span = view.to - view.from;
-    const range = { from: view.from - span / 2, to: view.to + span / 2 };
-    const timer = window.setTimeout(() => {
-      setLoadingDetail(true);
-      // Three view spans are fetched, so ask for three times the points.
-      fetchBoth(capturePath, flowId, range, pointsRef.current * 3, controller.signal)
-        .then(setDetail, () => undefined)
-        .finally(() => {
-          if (!controller.signal.aborted) setLoadingDetail(false);
-        });
-    }, DETAIL_DEBOUNCE_MS);
-    return () => {
-      window.clearTimeout(timer);
-      controller.abort();
-    };
-  }, [needsDetail, view, capturePath, flowId]);
+    const timer = window.setTimeout(
+      () => setRange({ from: view.from - span / 2, to: view.to + span / 2 }),
+      DETAIL_DEBOUNCE_MS,
+    );
+    return () => window.clearTimeout(timer);
+  }, [needsDetail, view]);
+  // Three view spans are fetched, so ask for three times the points.
+  const detail = useBoth(scope, flowId, range, maxPoints * 3, range !== null);
 
-  if (error) return { status: "error", message: error };
-  if (!overview) return { status: "loading" };
+  if (overview.error) return { status: "error", message: errorMessage(overview.error) };
+  if (!overview.series) return { status: "loading" };
+  const withRange = detail.series;
   // A covering detail is never coarser than the overview: keep showing it while a finer one loads
   // (switching back and forth would also redo every derived array of the graphs).
-  const shown = view && detailCovers(detail, view) ? detail : overview;
-  return { status: "ready", overview, shown, loadingDetail };
+  const shown = view && detailCovers(withRange, view) ? withRange : overview.series;
+  return {
+    status: "ready",
+    overview: overview.series,
+    shown,
+    loadingDetail: range !== null && detail.fetching,
+  };
 }

@@ -50,12 +50,8 @@ export interface ChartFrameProps {
   readonly onPick?: (item: HoverItem) => void;
   readonly height?: number;
   readonly dataAttributes?: Readonly<Record<string, string>>;
-  /** Called after every canvas redraw with how long it took (ms): the performance spec reads it. */
-  readonly onDraw?: (milliseconds: number) => void;
 }
 
-/** User Timing mark set after each canvas redraw (read by the e2e performance spec). */
-export const DRAW_MARK = "tcplens:chart-draw";
 const ZOOM_STEP = 1.5;
 const PAN_STEP = 0.2;
 const DRAG_THRESHOLD_PX = 4;
@@ -107,7 +103,6 @@ export function ChartFrame(props: ChartFrameProps) {
   useLayoutEffect(() => {
     const canvas = canvasRef.current;
     if (!canvas || measuredWidth.current !== outerWidth) return;
-    const started = performance.now();
     const canvasCtx = prepareCanvas(canvas, area.width, area.height);
     if (!canvasCtx) return;
     if (palette.current?.version !== themeVersion) {
@@ -125,22 +120,13 @@ export function ChartFrame(props: ChartFrameProps) {
       ctx.restore();
     }
     ctx.restore();
-    const elapsed = performance.now() - started;
-    // For the performance spec: how many redraws, how long the last one took, and a User Timing
-    // mark per redraw (cleared every thousand so a long session does not pile them up).
     const element = containerRef.current;
     if (element) {
       // The same layers, at the same scales, as vectors for the SVG export.
       const layers = props.layers;
       setFrameVectors(element, (parent) => recordLayers(parent, layers, area, colors));
-      const draws = Number(element.dataset.draws ?? 0) + 1;
-      element.dataset.draws = String(draws);
-      element.dataset.drawMs = elapsed.toFixed(2);
-      if (draws % 1000 === 0) performance.clearMarks(DRAW_MARK);
-      performance.mark(DRAW_MARK, { detail: elapsed });
     }
-    props.onDraw?.(elapsed);
-  }, [area, outerWidth, props.layers, props.onDraw, themeVersion]);
+  }, [area, outerWidth, props.layers, themeVersion]);
 
   // d3-zoom: wheel zooms about the pointer, Shift+drag (or middle button) pans. A plain drag is the
   // zoom box (below), so d3-zoom ignores it. One behaviour per mount: re-creating it while a wheel

@@ -3,12 +3,21 @@ import { memo } from "react";
 // The legend: one entry per layer or mark kind, with the words that explain it (the same words as
 // the tooltips) and, for marks, how many there are in view.
 
+/** A symbol drawn as the graph draws its marks: an SVG path centred in the 18 × 12 box. */
+export interface LegendPath {
+  readonly d: string;
+  readonly stroked: boolean;
+}
+
+/** The legend's box is 18 × 12 px: a mark's glyph is centred on this point of it. */
+export const LEGEND_CENTRE = { x: 9, y: 6 } as const;
+
 export interface LegendEntry {
   readonly key: string;
   readonly label: string;
   readonly color: string;
   readonly meaning: string;
-  readonly shape: "line" | "bar" | "dot" | "area" | "tick" | "dash";
+  readonly shape: "line" | "bar" | "dot" | "area" | "tick" | "dash" | LegendPath;
   readonly count?: number;
 }
 
@@ -16,7 +25,7 @@ export const Legend = memo(function Legend(props: { entries: readonly LegendEntr
   return (
     <ul className="chart-legend" aria-label="Legend">
       {props.entries.map((e) => (
-        <li key={e.key} title={e.meaning}>
+        <li key={e.key} title={e.meaning} data-legend={e.key}>
           <svg width="18" height="12" aria-hidden="true">
             <LegendGlyph shape={e.shape} color={e.color} />
           </svg>
@@ -44,8 +53,15 @@ function sameEntries(
 }
 
 function LegendGlyph(props: { shape: LegendEntry["shape"]; color: string }) {
-  const { color } = props;
-  switch (props.shape) {
+  const { color, shape } = props;
+  if (typeof shape === "object") {
+    return shape.stroked ? (
+      <path d={shape.d} stroke={color} strokeWidth="2" fill="none" data-glyph="path" />
+    ) : (
+      <path d={shape.d} fill={color} data-glyph="path" />
+    );
+  }
+  switch (shape) {
     case "line":
       return <path d="M1 9 H7 V3 H17" stroke={color} strokeWidth="2" fill="none" />;
     case "dash":

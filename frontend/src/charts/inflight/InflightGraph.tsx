@@ -22,11 +22,13 @@ export function InflightGraph(props: FlowGraphProps) {
     const rtt =
       props.handshakeRtt > 0 ? props.handshakeRtt : (props.rttSummary?.median ?? Number.NaN);
     if (!(rtt > 0)) return null;
-    // Peak goodput over bins of at least a few round trips, so one burst does not count as a rate.
+    // The path's rate: the bottleneck a finding measured (the rate its label on this graph says),
+    // else the peak goodput over bins of at least a few round trips, so one burst does not count.
+    if (props.bottleneckRate !== null) return bandwidthDelayProduct(props.bottleneckRate / 8, rtt);
     const width = Math.max(niceBinWidth(bounds.to - bounds.from, 100), rtt * 4);
     const rates = advanceRate(acks.time, ackLine(acks), bounds.from, bounds.to, width).rate;
     return bandwidthDelayProduct(peakRate(rates), rtt);
-  }, [acks, bounds.from, bounds.to, props.handshakeRtt, props.rttSummary]);
+  }, [acks, bounds.from, bounds.to, props.handshakeRtt, props.rttSummary, props.bottleneckRate]);
   const layers = useMemo(
     () => [advertisedWindowLayer(acks), bdpLayer(bdp), inflightLayer(data)],
     [acks, data, bdp],
@@ -103,9 +105,13 @@ export function InflightGraph(props: FlowGraphProps) {
         onPick={props.onPick}
         dataAttributes={{
           "data-testid": "graph-inflight",
-          ...(bdp ? { "data-bdp-bytes": String(Math.round(bdp.bytes)) } : {}),
+          ...(bdp
+            ? {
+                "data-bdp-bytes": String(Math.round(bdp.bytes)),
+                "data-bdp-rate-bps": String(Math.round(bdp.rate * 8)),
+              }
+            : {}),
         }}
-        {...(props.onDraw ? { onDraw: props.onDraw } : {})}
       />
       <Legend
         entries={[
@@ -128,7 +134,10 @@ export function InflightGraph(props: FlowGraphProps) {
             label: "Bandwidth-delay product",
             color: INFLIGHT_COLORS.bdp,
             shape: "dash",
-            meaning: "peak goodput × minimum RTT: the window the path needs",
+            meaning:
+              props.bottleneckRate !== null
+                ? "the bottleneck rate the diagnosis measured × the round trip: the window the path needs"
+                : "peak goodput × the round trip: the window the path needs",
           },
         ]}
       />

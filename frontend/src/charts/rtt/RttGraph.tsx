@@ -95,7 +95,6 @@ export function RttGraph(props: FlowGraphProps) {
         }}
         onPick={props.onPick}
         dataAttributes={{ "data-testid": "graph-rtt" }}
-        {...(props.onDraw ? { onDraw: props.onDraw } : {})}
       />
       <Legend
         entries={[

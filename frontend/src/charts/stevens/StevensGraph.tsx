@@ -77,7 +77,6 @@ export function StevensGraph(props: FlowGraphProps) {
         }}
         onPick={props.onPick}
         dataAttributes={{ "data-testid": "graph-stevens" }}
-        {...(props.onDraw ? { onDraw: props.onDraw } : {})}
         {...(props.timeLabel ? { xLabel: props.timeLabel } : {})}
       />
       <Legend

@@ -9,31 +9,64 @@ import { MARK_STYLES, type Mark, type MarkKind } from "./marks";
 /** Above this many marks in view they are painted on the canvas instead of being SVG elements. */
 export const MAX_SVG_MARKS = 1500;
 
-/** SVG path of one mark's glyph centred on (x, y). */
-export function markPath(kind: MarkKind, x: number, y: number): string {
-  switch (kind) {
-    case "window_full":
-      // Above the top of the segment, so the bar and the window line it touches stay visible.
-      return `M${x} ${y - 11}L${x + 3.5} ${y - 6.5}L${x} ${y - 2}L${x - 3.5} ${y - 6.5}Z`;
-    case "zero_window":
-      return `M${x - 6} ${y - 9}L${x + 6} ${y - 9}L${x} ${y - 1}Z`;
-    case "duplicate_ack":
-      return `M${x} ${y + 2}V${y + 10}`;
-    case "retransmission":
-    case "zero_window_probe":
-      return `M${x - 3.5} ${y}a3.5 3.5 0 1 0 7 0a3.5 3.5 0 1 0 -7 0`;
-    case "out_of_order":
-      return `M${x - 3} ${y - 3}h6v6h-6Z`;
-    case "lost_segment":
-      return `M${x - 4} ${y - 4}L${x + 4} ${y + 4}M${x + 4} ${y - 4}L${x - 4} ${y + 4}`;
-    case "syn":
-    case "fin":
-    case "rst":
-      return `M${x - 3} ${y}h6`;
-  }
+/**
+ * Each mark's glyph: its outline centred on (x, y), whether it is stroked (a line) or filled, and
+ * where it sits relative to the point it marks (`dy`, px). The graph and its legend both draw from
+ * this one table (markPath, legendGlyph), so the legend's symbol is the drawn one.
+ */
+const GLYPHS: Readonly<
+  Record<MarkKind, { outline: (x: number, y: number) => string; stroked: boolean; dy: number }>
+> = {
+  // An orange diamond above the top of the segment, so the bar and the window line it touches
+  // stay visible.
+  window_full: {
+    outline: (x, y) => `M${x} ${y - 4.5}L${x + 3.5} ${y}L${x} ${y + 4.5}L${x - 3.5} ${y}Z`,
+    stroked: false,
+    dy: -6.5,
+  },
+  // A crimson triangle pointing down at the ACK that closed the window.
+  zero_window: {
+    outline: (x, y) => `M${x - 6} ${y - 4}L${x + 6} ${y - 4}L${x} ${y + 4}Z`,
+    stroked: false,
+    dy: -5,
+  },
+  // A violet tick under the ACK line.
+  duplicate_ack: { outline: (x, y) => `M${x} ${y - 4}V${y + 4}`, stroked: true, dy: 6 },
+  // A dot at the top of the re-sent segment's (red) bar.
+  retransmission: { outline: circle, stroked: false, dy: 0 },
+  zero_window_probe: { outline: circle, stroked: false, dy: 0 },
+  out_of_order: { outline: (x, y) => `M${x - 3} ${y - 3}h6v6h-6Z`, stroked: false, dy: 0 },
+  lost_segment: {
+    outline: (x, y) => `M${x - 4} ${y - 4}L${x + 4} ${y + 4}M${x + 4} ${y - 4}L${x - 4} ${y + 4}`,
+    stroked: true,
+    dy: 0,
+  },
+  // SYN, FIN and RST are written as words on the SVG; on the canvas, a short dash.
+  syn: { outline: dash, stroked: true, dy: 0 },
+  fin: { outline: dash, stroked: true, dy: 0 },
+  rst: { outline: dash, stroked: true, dy: 0 },
+};
+
+function circle(x: number, y: number): string {
+  return `M${x - 3.5} ${y}a3.5 3.5 0 1 0 7 0a3.5 3.5 0 1 0 -7 0`;
 }
 
-const STROKED: ReadonlySet<MarkKind> = new Set(["duplicate_ack", "lost_segment"]);
+function dash(x: number, y: number): string {
+  return `M${x - 3} ${y}h6`;
+}
+
+/** SVG path of the mark of `kind` for the point (x, y), placed as the graph draws it. */
+export function markPath(kind: MarkKind, x: number, y: number): string {
+  const glyph = GLYPHS[kind];
+  return glyph.outline(x, y + glyph.dy);
+}
+
+/** The mark's own glyph for the legend: centred on (x, y), filled or stroked as drawn. */
+export function legendGlyph(kind: MarkKind, x: number, y: number): { d: string; stroked: boolean } {
+  const glyph = GLYPHS[kind];
+  return { d: glyph.outline(x, y), stroked: glyph.stroked };
+}
+
 const TEXT: ReadonlySet<MarkKind> = new Set(["syn", "fin", "rst"]);
 
 export function marksInView(marks: readonly Mark[], times: Float64Array, from: number, to: number) {
@@ -86,7 +119,7 @@ export function MarksSvg(props: { marks: readonly Mark[]; area: PlotArea }) {
             </text>
           );
         }
-        const stroked = STROKED.has(m.kind);
+        const stroked = GLYPHS[m.kind].stroked;
         return (
           <path
             key={key}
@@ -115,7 +148,7 @@ export function marksCanvasLayer(marks: readonly Mark[], times: Float64Array): C
       for (const m of visible) {
         const style = MARK_STYLES[m.kind];
         const path = glyph(markPath(m.kind, area.x(m.time), area.y(m.seq)));
-        if (STROKED.has(m.kind) || TEXT.has(m.kind)) {
+        if (GLYPHS[m.kind].stroked) {
           ctx.strokeStyle = style.color;
           ctx.lineWidth = 2;
           ctx.stroke(path);

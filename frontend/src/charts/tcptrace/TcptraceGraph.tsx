@@ -6,7 +6,7 @@ import { useMemo } from "react";
 import type { FlowGraphProps } from "../flow/types";
 import { ChartFrame } from "../frame/ChartFrame";
 import { EvidenceShading } from "../frame/Evidence";
-import { Legend, type LegendEntry } from "../frame/Legend";
+import { LEGEND_CENTRE, Legend, type LegendEntry } from "../frame/Legend";
 import { lowerBound, upperBound } from "../lod/visibleRange";
 import { bytesAxis } from "../numbers";
 import { SACK_MEANING, tcptraceHover } from "./hover";
@@ -20,7 +20,7 @@ import {
   TCPTRACE_COLORS,
   windowEdge,
 } from "./layers";
-import { MAX_SVG_MARKS, MarksSvg, marksCanvasLayer, marksInView } from "./MarksLayer";
+import { legendGlyph, MAX_SVG_MARKS, MarksSvg, marksCanvasLayer, marksInView } from "./MarksLayer";
 import {
   countMarks,
   MARK_STYLES,
@@ -30,13 +30,15 @@ import {
 } from "./marks";
 import { sackBlocks } from "./sack";
 
-const LEGEND_MARKS: readonly { kind: MarkKind; shape: LegendEntry["shape"] }[] = [
-  { kind: "window_full", shape: "dot" },
-  { kind: "zero_window", shape: "dot" },
-  { kind: "duplicate_ack", shape: "tick" },
-  { kind: "zero_window_probe", shape: "dot" },
-  { kind: "out_of_order", shape: "dot" },
-  { kind: "lost_segment", shape: "tick" },
+/** The kinds of mark the legend lists, each with the glyph the graph draws it with. */
+const LEGEND_MARKS: readonly MarkKind[] = [
+  "retransmission",
+  "window_full",
+  "zero_window",
+  "duplicate_ack",
+  "zero_window_probe",
+  "out_of_order",
+  "lost_segment",
 ];
 
 export function TcptraceGraph(props: FlowGraphProps) {
@@ -80,14 +82,6 @@ export function TcptraceGraph(props: FlowGraphProps) {
       meaning: "blue bar: bytes sent, from seq to seq + len",
     },
     {
-      key: "retransmission",
-      label: "Retransmissions",
-      color: TCPTRACE_COLORS.retransmission,
-      shape: "bar",
-      meaning: MARK_STYLES.retransmission.meaning,
-      count: counts.retransmission,
-    },
-    {
       key: "ack",
       label: "ACK",
       color: TCPTRACE_COLORS.ack,
@@ -109,12 +103,13 @@ export function TcptraceGraph(props: FlowGraphProps) {
       meaning: SACK_MEANING,
       count: sacksInView.length,
     },
-    // Only the kinds of mark present in the view: a row of "×0" says nothing.
-    ...LEGEND_MARKS.filter(({ kind }) => counts[kind] > 0).map(({ kind, shape }) => ({
+    // Only the kinds of mark present in the view (a row of "×0" says nothing), except the
+    // retransmissions, whose absence is worth saying.
+    ...LEGEND_MARKS.filter((kind) => kind === "retransmission" || counts[kind] > 0).map((kind) => ({
       key: kind,
-      label: MARK_STYLES[kind].label,
+      label: kind === "retransmission" ? "Retransmissions" : MARK_STYLES[kind].label,
       color: MARK_STYLES[kind].color,
-      shape,
+      shape: legendGlyph(kind, LEGEND_CENTRE.x, LEGEND_CENTRE.y),
       meaning: MARK_STYLES[kind].meaning,
       count: counts[kind],
     })),
@@ -151,7 +146,6 @@ export function TcptraceGraph(props: FlowGraphProps) {
           "data-sack-block-count": String(sacksInView.length),
           "data-points": String(data.length + acks.length),
         }}
-        {...(props.onDraw ? { onDraw: props.onDraw } : {})}
       />
       <Legend entries={legend} />
     </figure>

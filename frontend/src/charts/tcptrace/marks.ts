@@ -44,7 +44,8 @@ export const MARK_STYLES: Readonly<Record<MarkKind, MarkStyle>> = {
   retransmission: {
     label: "Retransmission",
     color: "var(--chart-retransmission)",
-    meaning: "red bar: the sender sent these bytes again (a segment was lost or thought lost)",
+    meaning:
+      "red dot on a red bar: the sender sent these bytes again (a segment was lost or thought lost)",
   },
   window_full: {
     label: "Window full",
@@ -72,13 +73,13 @@ export const MARK_STYLES: Readonly<Record<MarkKind, MarkStyle>> = {
   out_of_order: {
     label: "Out of order",
     color: "var(--chart-out-of-order)",
-    meaning: "pink bar: this segment arrived with a lower sequence number than one seen before",
+    meaning: "pink square: this segment arrived with a lower sequence number than one seen before",
   },
   lost_segment: {
     label: "Previous segment not captured",
     color: "var(--chart-lost-segment)",
     meaning:
-      "grey mark: a sequence gap before this segment — the capture missed it or it was lost upstream",
+      "grey cross: a sequence gap before this segment — the capture missed it or it was lost upstream",
   },
   syn: {
     label: "SYN",

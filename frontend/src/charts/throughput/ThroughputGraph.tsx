@@ -83,7 +83,6 @@ export function ThroughputGraph(props: FlowGraphProps) {
         }}
         onPick={() => undefined}
         dataAttributes={{ "data-testid": "graph-throughput" }}
-        {...(props.onDraw ? { onDraw: props.onDraw } : {})}
       />
       <Legend
         entries={[

@@ -8,8 +8,41 @@ function safeNext(next: string | null): string {
   return next?.startsWith("/") && !next.startsWith("//") ? next : "/";
 }
 
+/** The way in: what tcplens is (a sentence and a picture of a diagnosed capture), then the form. */
 export function AuthPage({ mode }: { mode: "login" | "signup" }) {
   const session = useSession();
+  const [params] = useSearchParams();
+  const next = safeNext(params.get("next"));
+
+  if (session.data) return <Navigate to={next} replace />;
+
+  return (
+    <div className="landing">
+      <section className="landing__intro" aria-labelledby="landing-title">
+        <h1 id="landing-title" className="landing__title">
+          Why was this TCP transfer slow?
+        </h1>
+        <p className="landing__sentence">
+          tcplens reads a packet capture (pcap or pcapng) and tells you what held each TCP transfer
+          back — a receiver window too small, packet loss, a slow application, the path itself —
+          with the numbers that prove it and the change that fixes it.
+        </p>
+        <figure className="landing__figure">
+          <img
+            src="/landing-diagnosis.webp"
+            width={1200}
+            height={750}
+            alt="A capture diagnosed by tcplens: its findings, most important first, each with the time it cost and what to change, above every connection on a timeline"
+          />
+          <figcaption className="muted">A capture diagnosed by tcplens.</figcaption>
+        </figure>
+      </section>
+      <AuthCard mode={mode} />
+    </div>
+  );
+}
+
+function AuthCard({ mode }: { mode: "login" | "signup" }) {
   const signIn = useSignIn(mode);
   const navigate = useNavigate();
   const [params] = useSearchParams();
@@ -20,14 +53,11 @@ export function AuthPage({ mode }: { mode: "login" | "signup" }) {
   const passwordId = useId();
   const isLogin = mode === "login";
 
-  if (session.data) return <Navigate to={next} replace />;
-
   return (
     <section className="auth-card" aria-labelledby="auth-title">
-      <h1 id="auth-title" className="auth-card__title">
+      <h2 id="auth-title" className="auth-card__title">
         {isLogin ? "Sign in to tcplens" : "Create your tcplens account"}
-      </h1>
-      <p className="muted">Find out why a TCP transfer was slow, and what to change.</p>
+      </h2>
       <form
         className="form"
         onSubmit={(event) => {

@@ -57,7 +57,7 @@ export function FlowAnalysis(props: {
   }, [urlFrom, urlTo]);
   const urlTimer = useRef<ReturnType<typeof setTimeout>>(undefined);
   useEffect(() => () => clearTimeout(urlTimer.current), []);
-  const series = useFlowSeries(capturePath, props.flowId, view, MAX_POINTS);
+  const series = useFlowSeries(props.scope, props.flowId, view, MAX_POINTS);
 
   // Zoom and pan replace the history entry (a wheel gesture is not fifty back-button steps);
   // choosing a graph, a direction or a packet pushes one.

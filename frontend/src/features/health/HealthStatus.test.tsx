@@ -1,6 +1,6 @@
 import { cleanup, render, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
-import { ApiError } from "../../api/client";
+import { ApiError } from "../../api/http";
 import { HealthStatus } from "./HealthStatus";
 
 afterEach(cleanup);

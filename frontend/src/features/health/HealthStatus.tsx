@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
-import { ApiError } from "../../api/client";
 import { fetchHealth, type Health } from "../../api/health";
+import { ApiError } from "../../api/http";
 
 type State =
   | { kind: "loading" }

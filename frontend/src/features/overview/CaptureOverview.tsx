@@ -10,6 +10,8 @@ import { Diagnosis } from "../diagnosis/Diagnosis";
 import { FlowTable } from "../flow-table/FlowTable";
 import { flowRow } from "../flow-table/fromApi";
 import { useTableView } from "../flow-table/useTableView";
+import { ShareLinkUnavailable } from "../shared/ShareLinkUnavailable";
+import { shareLinkProblem } from "../shared/shareLinkProblem";
 import { ProgressView } from "../upload/ProgressView";
 import { analysisState } from "../upload/progressState";
 import { connectionTimelines } from "../waterfall/timelines";
@@ -22,8 +24,10 @@ export function CaptureOverview({ scope }: { scope: CaptureScope }) {
   const capture = useCapture(scope);
   if (capture.isPending) return <OverviewSkeleton />;
   if (capture.isError) {
+    const dead = scope.kind === "shared" ? shareLinkProblem(capture.error) : null;
+    if (dead) return <ShareLinkUnavailable problem={dead} />;
     return isNotFound(capture.error) ? (
-      <NotFound what={scope.kind === "shared" ? "shared capture" : "capture"} />
+      <NotFound what="capture" />
     ) : (
       <div className="panel panel--error" role="alert">
         {errorMessage(capture.error)}

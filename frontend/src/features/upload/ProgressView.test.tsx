@@ -1,6 +1,6 @@
 import { cleanup, render, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
-import { ApiError } from "../../api/client";
+import { ApiError } from "../../api/http";
 import type { Capture } from "../../api/types";
 import { ProgressView } from "./ProgressView";
 import { analysisState, SUPPORTED_FORMATS_HINT, uploadErrorState } from "./progressState";
@@ -135,6 +135,20 @@ describe("refused uploads", () => {
       kind: "failed",
       title: "Too large",
       message: "notes.txt is 3.10 GB; the limit is 2.15 GB.",
+    });
+  });
+
+  it("empty: says the file is empty, not that the request is invalid", () => {
+    const empty = new ApiError({
+      type: "urn:tcplens:problem:empty_upload",
+      title: "The file is empty",
+      status: 422,
+      detail: "the upload is empty",
+      code: "empty_upload",
+    });
+    expect(uploadErrorState(empty, file)).toMatchObject({
+      kind: "failed",
+      title: "notes.txt is empty",
     });
   });
 

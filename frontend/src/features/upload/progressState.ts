@@ -1,7 +1,7 @@
 // What one upload looks like to the user at any moment: sending bytes, waiting for a worker,
 // being analysed, done, or refused/failed with the reason in words. Pure, so it is unit-tested.
 
-import { ApiError } from "../../api/client";
+import { ApiError } from "../../api/http";
 import type { Capture } from "../../api/types";
 import { formatBytes } from "../../format/units";
 
@@ -54,6 +54,14 @@ export function uploadErrorState(
   }
   const { problem } = error;
   const extra = problem as unknown as Record<string, unknown>;
+  if (problem.code === "empty_upload") {
+    return {
+      kind: "failed",
+      title: `${file.name} is empty`,
+      message: "The file holds no bytes: nothing was captured into it, or it was cut off.",
+      hint: SUPPORTED_FORMATS_HINT,
+    };
+  }
   switch (problem.status) {
     case 415:
       return {

@@ -1,9 +1,8 @@
 // Upload one file with XMLHttpRequest: fetch() cannot report upload progress, XHR's upload
 // events can (bytes sent so far), which the progress bar and the speed figure need.
 
-import { ApiError } from "../../api/client";
 import { CSRF_HEADER, csrfToken } from "../../api/csrf";
-import { problemFrom } from "../../api/http";
+import { ApiError, problemFrom } from "../../api/http";
 import type { UploadAccepted } from "../../api/types";
 
 export interface SendOptions {
