@@ -2,7 +2,7 @@
 
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import type { APIRequestContext, Browser, Page } from "@playwright/test";
+import type { APIRequestContext, Browser, Locator, Page } from "@playwright/test";
 
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
 /** The shared test captures live next to the project (see /work/shared/captures/README.md). */
@@ -73,4 +73,21 @@ export async function dropFiles(page: Page, files: readonly string[]): Promise<v
 
 export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/**
+ * The pixels of a graph's canvas as a data URL, and whether anything is painted on it (the app
+ * exposes no draw counter: the test looks at the canvas itself).
+ */
+export async function canvasPixels(graph: Locator): Promise<{ image: string; painted: boolean }> {
+  return graph
+    .locator("canvas")
+    .first()
+    .evaluate((canvas: HTMLCanvasElement) => {
+      const blank = document.createElement("canvas");
+      blank.width = canvas.width;
+      blank.height = canvas.height;
+      const image = canvas.toDataURL();
+      return { image, painted: image !== blank.toDataURL() };
+    });
 }

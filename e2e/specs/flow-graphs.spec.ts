@@ -6,7 +6,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import type { Page } from "@playwright/test";
 import { expect, test } from "../fixtures";
-import { labCapture, screenshot } from "../pages/app";
+import { canvasPixels, labCapture, screenshot } from "../pages/app";
 import {
   flowsOf,
   oracleCount,
@@ -213,7 +213,9 @@ test("lossy_download: retransmissions in red, duplicate ACKs ticked, as many as 
       })
       .click();
     await expect(page).toHaveURL(new RegExp(`graph=${graphKind}`));
-    await expect(page.getByTestId(`graph-${graphKind}`)).toHaveAttribute("data-draws", /\d+/);
+    await expect
+      .poll(async () => (await canvasPixels(page.getByTestId(`graph-${graphKind}`))).painted)
+      .toBe(true);
     await screenshot(page, `graphs-04-lossy-${graphKind}`);
   }
 
@@ -224,11 +226,11 @@ test("lossy_download: retransmissions in red, duplicate ACKs ticked, as many as 
       await page.getByRole("tab", { name: new RegExp(graphKind, "i") }).click();
     }
     const shown = page.getByTestId(`graph-${graphKind}`);
-    await expect(shown).toHaveAttribute("data-draws", /\d+/);
+    await expect.poll(async () => (await canvasPixels(shown)).painted).toBe(true);
     if (graphKind === "inflight") {
-      const before = Number(await shown.getAttribute("data-draws"));
+      const before = (await canvasPixels(shown)).image;
       await page.emulateMedia({ colorScheme: "dark" });
-      await expect(shown).not.toHaveAttribute("data-draws", String(before));
+      await expect.poll(async () => (await canvasPixels(shown)).image).not.toBe(before);
     }
     await screenshot(page, `graphs-05-dark-${graphKind}`);
   }

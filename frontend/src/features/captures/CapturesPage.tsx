@@ -6,6 +6,7 @@ import { errorMessage } from "../../api/http";
 import type { Capture } from "../../api/types";
 import { Dialog } from "../../app/Dialog";
 import { Skeleton } from "../../app/Skeleton";
+import { SortHeader } from "../../app/SortHeader";
 import { useCurrentWorkspace } from "../../app/workspace";
 import { formatBytes, formatPercent } from "../../format/units";
 import { FilePicker } from "../upload/FilePicker";
@@ -164,30 +165,15 @@ export function CapturesPage() {
                     onChange={() => setSelected(allSelected ? new Set() : new Set(shownIds))}
                   />
                 </th>
-                {COLUMNS.map((column) => {
-                  const sorted = view.sort === column.sort;
-                  return (
-                    <th
-                      key={column.sort}
-                      scope="col"
-                      className={column.numeric ? "num" : undefined}
-                      aria-sort={
-                        sorted ? (view.order === "asc" ? "ascending" : "descending") : "none"
-                      }
-                    >
-                      <button
-                        type="button"
-                        className="th-button"
-                        onClick={() => show(sortBy(view, column.sort))}
-                      >
-                        {column.label}
-                        <span className="th-button__arrow" aria-hidden="true">
-                          {sorted ? (view.order === "asc" ? "▲" : "▼") : ""}
-                        </span>
-                      </button>
-                    </th>
-                  );
-                })}
+                {COLUMNS.map((column) => (
+                  <SortHeader
+                    key={column.sort}
+                    label={column.label}
+                    numeric={column.numeric}
+                    order={view.sort === column.sort ? view.order : null}
+                    onSort={() => show(sortBy(view, column.sort))}
+                  />
+                ))}
               </tr>
             </thead>
             <tbody>

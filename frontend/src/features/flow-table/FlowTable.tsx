@@ -1,6 +1,7 @@
 import { useMemo, useState } from "react";
 import { Link } from "react-router";
 import type { CaptureScope } from "../../api/scope";
+import { SortHeader } from "../../app/SortHeader";
 import {
   factorLabel,
   formatBitRate,
@@ -181,31 +182,16 @@ export function FlowTable({ scope, rows, view, onViewChange }: FlowTableProps) {
         <table className="table">
           <thead>
             <tr>
-              {COLUMNS.map((column) => {
-                const sorted = view.sort === column.key;
-                return (
-                  <th
-                    key={column.key}
-                    scope="col"
-                    className={column.numeric ? "num" : undefined}
-                    aria-sort={
-                      sorted ? (view.order === "asc" ? "ascending" : "descending") : "none"
-                    }
-                  >
-                    <button
-                      type="button"
-                      className="th-button"
-                      title={column.title}
-                      onClick={() => sortBy(column)}
-                    >
-                      {column.label}
-                      <span className="th-button__arrow" aria-hidden="true">
-                        {sorted ? (view.order === "asc" ? "▲" : "▼") : ""}
-                      </span>
-                    </button>
-                  </th>
-                );
-              })}
+              {COLUMNS.map((column) => (
+                <SortHeader
+                  key={column.key}
+                  label={column.label}
+                  title={column.title}
+                  numeric={column.numeric}
+                  order={view.sort === column.key ? view.order : null}
+                  onSort={() => sortBy(column)}
+                />
+              ))}
             </tr>
           </thead>
           <tbody>
