@@ -31,7 +31,7 @@ export function AuthPage({ mode }: { mode: "login" | "signup" }) {
           <img
             src="/landing-diagnosis.webp"
             width={1200}
-            height={750}
+            height={694}
             alt="A capture diagnosed by tcplens: its findings, most important first, each with the time it cost and what to change, above every connection on a timeline"
           />
           <figcaption className="muted">A capture diagnosed by tcplens.</figcaption>
