@@ -18,6 +18,8 @@ export interface TcpHeaderPacket {
   payload: number;
   /** IP identification. */
   ident: number;
+  /** Advertised receive window (no window scaling); 65 535 when not given. */
+  window?: number;
 }
 
 /** RFC 791 header checksum. */
@@ -69,6 +71,6 @@ export function writeTcpRecord(out: Buffer, at: number, p: TcpHeaderPacket): num
   out.writeUInt32BE(p.ack >>> 0, tcp + 8);
   out.writeUInt8(0x50, tcp + 12);
   out.writeUInt8(p.flags, tcp + 13);
-  out.writeUInt16BE(65535, tcp + 14);
+  out.writeUInt16BE(p.window ?? 65535, tcp + 14);
   return at + 16 + SNAP;
 }

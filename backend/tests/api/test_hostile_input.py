@@ -5,6 +5,7 @@ characters, and bodies whose framing lies. Each names the exact status and probl
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterator, MutableMapping
 from typing import Any
@@ -15,7 +16,7 @@ import pytest
 
 from tcplens.api.body_limit import MAX_BODY_BYTES
 from tests.api.service_fixtures import PASSWORD, tiny_pcap
-from tests.api.tenants import Tenants, tenants
+from tests.api.tenants import ANALYSIS_WAIT_S, Tenants, tenants
 
 __all__ = ["tenants"]  # the fixture, imported for pytest
 
@@ -175,6 +176,47 @@ def test_list_parameters_outside_their_domain_are_422(
 ) -> None:
     body = problem_of(_listing(tenants, query), 422, "invalid_input")
     assert body["errors"][0]["location"] == ["query", field]
+
+
+def _wait_listing_analysed(world: Tenants) -> None:
+    """The fixture waits for its tenants' first captures; home's second one may still run."""
+    deadline = time.monotonic() + ANALYSIS_WAIT_S
+    while {c["status"] for c in _listing(world).json()["items"]} != {"done"}:
+        assert time.monotonic() < deadline, "home's captures are still being analysed"
+        time.sleep(0.2)
+
+
+def test_finding_search_matches_any_finding_by_code_or_title(tenants: Tenants) -> None:
+    """home: nagle_delack.pcap (nagle-delayed-ack) and second.pcap, the lab's dns_delay_upload
+    (dns-delay first, slow-start-bound after it): the search reaches past the top finding."""
+    home = tenants.home
+    _wait_listing_analysed(tenants)
+
+    def names(query: str) -> list[str]:
+        response = _listing(tenants, query)
+        assert response.status_code == 200, response.text
+        return [c["filename"] for c in response.json()["items"]]
+
+    assert names("?finding=nagle-delayed-ack") == [home.filename]
+    assert names("?finding=NAGLE-delayed-ack") == [home.filename]  # codes in any case
+    assert names("?finding=slow-start-bound") == ["second.pcap"]  # not its top finding
+    assert names("?finding=dns%20delay") == ["second.pcap"]  # words of the title
+    assert names("?finding=nagle") == [home.filename]
+    # "DNS delay" and "Nagle + delayed ACK": newest first
+    assert names("?finding=delay") == ["second.pcap", home.filename]
+    assert names("?finding=packet-loss") == []
+    assert names("?finding=dns&q=home") == []  # both searches hold at once
+
+
+def test_captures_sort_by_top_finding_severity_then_newest(tenants: Tenants) -> None:
+    _wait_listing_analysed(tenants)
+    items = _listing(tenants, "?sort=top_finding&order=asc").json()["items"]
+    assert [(c["filename"], c["top_finding"]["severity"]) for c in items] == [
+        ("second.pcap", "high"),  # both high: the newer first
+        (tenants.home.filename, "high"),
+    ]
+    status = _listing(tenants, "?sort=status&order=desc").json()["items"]
+    assert {c["status"] for c in status} == {"done"}
 
 
 @pytest.mark.parametrize("param", ["q", "finding"])
