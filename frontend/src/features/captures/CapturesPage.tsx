@@ -10,7 +10,6 @@ import { SortHeader } from "../../app/SortHeader";
 import { useCurrentWorkspace } from "../../app/workspace";
 import { formatBytes, formatPercent } from "../../format/units";
 import { FilePicker } from "../upload/FilePicker";
-import { StorageUsage } from "./StorageUsage";
 import {
   type CaptureSort,
   type ListView,
@@ -21,6 +20,7 @@ import {
   sortBy,
   writeListView,
 } from "./listView";
+import { StorageUsage } from "./StorageUsage";
 
 /** A search reaches the URL (and the server) once typing has paused this long. */
 export const SEARCH_DELAY_MS = 300;
