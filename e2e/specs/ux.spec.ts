@@ -35,6 +35,11 @@ async function shot(page: Page, info: TestInfo, name: string, show?: Locator): P
   await page.screenshot({ path: path.join(SCREENS, `${name}-${info.project.name}.png`) });
 }
 
+/** The CSRF cookie: `__Host-` prefixed over HTTPS, plain on http://127.0.0.1 (api/auth.py). */
+function isCsrfCookie(cookie: { name: string }): boolean {
+  return cookie.name === "__Host-tcplens_csrf" || cookie.name === "tcplens_csrf";
+}
+
 /** Signs the owner in (signing up the first time) in this request context; returns the CSRF token. */
 async function signInOwner(request: APIRequestContext): Promise<string> {
   const up = await request.post("/api/v1/auth/signup", {
@@ -51,7 +56,7 @@ async function signInOwner(request: APIRequestContext): Promise<string> {
     expect(login.ok(), await login.text()).toBe(true);
     break;
   }
-  const csrf = (await request.storageState()).cookies.find((c) => c.name === "tcplens_csrf");
+  const csrf = (await request.storageState()).cookies.find(isCsrfCookie);
   if (!csrf) throw new Error("no CSRF cookie after signing in");
   return csrf.value;
 }
@@ -151,7 +156,7 @@ async function ownerPage(browser: Browser, baseURL: string, info: TestInfo) {
 
 /** The CSRF token of the owner's session in `context`. */
 async function csrfOf(request: APIRequestContext): Promise<string> {
-  const csrf = (await request.storageState()).cookies.find((c) => c.name === "tcplens_csrf");
+  const csrf = (await request.storageState()).cookies.find(isCsrfCookie);
   if (!csrf) throw new Error("no CSRF cookie");
   return csrf.value;
 }
