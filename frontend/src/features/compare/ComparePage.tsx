@@ -18,10 +18,9 @@ export function ComparePage() {
   const before = params.get("before");
   const after = params.get("after");
   const workspace = useCurrentWorkspace();
-  const list = useCaptureList(workspace?.id);
-  const done = (list.data?.pages.flatMap((page) => page.items) ?? []).filter(
-    (c) => c.status === "done",
-  );
+  // The pickers offer the newest 200 analysed captures (one page of the list).
+  const list = useCaptureList(workspace?.id, { limit: 200 });
+  const done = (list.data?.items ?? []).filter((c) => c.status === "done");
   const comparison = useComparison(before, after);
 
   const choose = (side: "before" | "after", id: string) => {

@@ -5,9 +5,10 @@
 import { useQuery } from "@tanstack/react-query";
 import { useCallback, useMemo, useState } from "react";
 import type { ComparedTransfer } from "../../api/types";
+import { queryClient } from "../../app/queryClient";
 import { Skeleton } from "../../app/Skeleton";
 import type { Direction } from "../../charts/series/columns";
-import { fetchSeries, MAX_POINTS } from "../../charts/series/fetchSeries";
+import { MAX_POINTS, seriesQueryOptions } from "../../charts/series/fetchSeries";
 import { StevensGraph } from "../../charts/stevens/StevensGraph";
 import { clampView, type TimeView } from "../../charts/view";
 import { formatDuration } from "../../format/units";
@@ -17,19 +18,20 @@ const DIRECTIONS: readonly Direction[] = ["client_to_server", "server_to_client"
 /** Flows drawn per capture: enough for a series of requests, bounded for the browser. */
 const MAX_FLOWS = 50;
 
-async function flowParts(
-  captureId: string,
-  flows: readonly number[],
-  signal: AbortSignal,
-): Promise<FlowPart[]> {
-  const capturePath = `/api/v1/captures/${encodeURIComponent(captureId)}`;
+async function flowParts(captureId: string, flows: readonly number[]): Promise<FlowPart[]> {
+  const scope = { kind: "capture" as const, captureId };
   return Promise.all(
     flows.slice(0, MAX_FLOWS).map(async (flowId) => {
       const [c2s, s2c] = await Promise.all(
         DIRECTIONS.map((direction) =>
-          fetchSeries(
-            { capturePath, flowId, direction, range: null, maxPoints: MAX_POINTS / 4 },
-            signal,
+          queryClient.fetchQuery(
+            seriesQueryOptions({
+              scope,
+              flowId,
+              direction,
+              range: null,
+              maxPoints: MAX_POINTS / 4,
+            }),
           ),
         ),
       );
@@ -41,7 +43,8 @@ async function flowParts(
 function useTransferSeries(captureId: string, flows: readonly number[], start: number) {
   return useQuery({
     queryKey: ["compare-series", captureId, flows.join(","), start],
-    queryFn: async ({ signal }) => transferSeries(await flowParts(captureId, flows, signal), start),
+    // Each flow's series is its own query in the app's cache (shared with the flow pages).
+    queryFn: async () => transferSeries(await flowParts(captureId, flows), start),
     staleTime: Number.POSITIVE_INFINITY,
   });
 }
@@ -86,6 +89,7 @@ export function TransferGraphs({
           view={view}
           onViewChange={onViewChange}
           evidence={[]}
+          bottleneckRate={null}
           onPick={ignore}
           timeLabel="time since the transfer's start (s)"
         />
