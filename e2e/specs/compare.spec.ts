@@ -19,6 +19,12 @@ const SCREENS =
 test.describe.configure({ mode: "serial" });
 
 let context: BrowserContext;
+
+/** The CSRF token the API wants on uploads (the cookie is __Host- prefixed over https). */
+async function csrfOf(ctx: BrowserContext): Promise<string> {
+  const names = ["__Host-tcplens_csrf", "tcplens_csrf"];
+  return (await ctx.cookies()).find((c) => names.includes(c.name))?.value ?? "";
+}
 let page: Page;
 let beforeId = "";
 let afterId = "";
@@ -32,13 +38,15 @@ async function shot(name: string) {
 }
 
 test.beforeAll(async ({ browser }) => {
+  // two uploads analysed by the worker (a loaded machine takes its time)
+  test.setTimeout(600_000);
   context = await browser.newContext({
     baseURL: process.env.TCPLENS_E2E_BASE_URL,
     viewport: { width: 1280, height: 720 },
   });
   page = await context.newPage();
   await signUpInBrowser(page, newEmail("compare"));
-  const csrf = (await context.cookies()).find((c) => c.name === "tcplens_csrf")?.value ?? "";
+  const csrf = await csrfOf(context);
   beforeId = await uploadAndAnalyse(page.request, csrf, BEFORE, 300_000);
   afterId = await uploadAndAnalyse(page.request, csrf, AFTER, 300_000);
 });
@@ -101,7 +109,7 @@ test("the finding carries its prediction, and compared the other way round it is
 });
 
 test("two captures of different transfers are not compared", async () => {
-  const csrf = (await context.cookies()).find((c) => c.name === "tcplens_csrf")?.value ?? "";
+  const csrf = await csrfOf(context);
   const other = await uploadAndAnalyse(
     page.request,
     csrf,
