@@ -209,7 +209,7 @@ def connection_intervals(conn: Connection) -> Intervals:
 def rtt_at(tr: Transfer, query: F64, base_rtt: float) -> F64:
     """Round-trip estimate at each query time (``rtt_estimate.rtt_at``)."""
     out: F64 = rtt_estimate.rtt_at(
-        np.asarray(query, np.float64), tr.rtt_t, tr.rtt_s, tr.echo_t, tr.echo_s,
+        np.ascontiguousarray(query, np.float64), tr.rtt_t, tr.rtt_s, tr.echo_t, tr.echo_s,
         float(tr.lag_s), float(base_rtt),
     )  # fmt: skip
     return out

@@ -163,13 +163,13 @@ def build_segments(
         mss_server=mss[:, 1].copy(),
         sack_permitted=sack_perm[:, 0] & sack_perm[:, 1],
     )
-    first_row = seg.offsets[0:-1:2]
+    first_row = np.ascontiguousarray(seg.offsets[0:-1:2])
     zw_rows = _offsets(n_zw)
     idle_rows = _offsets(n_idle)
     before, after = _compact2(idle[:, 0], idle[:, 1], first_row, idle_rows)
     columns = [np.empty(int(zw_rows[-1]), np.int32) for _ in range(3)]
     for j in range(3):  # contiguous int32, like the idle gaps': one compiled _compact for both
-        _compact(zw[:, j], first_row, zw_rows, columns[j])
+        _compact(np.ascontiguousarray(zw[:, j]), first_row, zw_rows, columns[j])
     spans = np.stack(columns, axis=1)
     facts = FlowFacts(
         first_ns=first_ns,
@@ -203,8 +203,8 @@ def _compact2(a: I32, b: I32, base: I64, offsets: I64) -> tuple[I32, I32]:
     """Rows ``base[f] : base[f] + count`` of each flow's region, flows one after the other."""
     out_a = np.empty(int(offsets[-1]), a.dtype)
     out_b = np.empty(int(offsets[-1]), b.dtype)
-    _compact(a, base, offsets, out_a)
-    _compact(b, base, offsets, out_b)
+    _compact(np.ascontiguousarray(a), base, offsets, out_a)
+    _compact(np.ascontiguousarray(b), base, offsets, out_b)
     return out_a, out_b
 
 
