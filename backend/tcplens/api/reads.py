@@ -7,6 +7,7 @@ conversions of the stored rows to the response schemas.
 from __future__ import annotations
 
 import hashlib
+import tempfile
 import uuid
 from collections.abc import Iterator
 from typing import Annotated, Literal
@@ -20,6 +21,7 @@ from tcplens.api.schemas import (
     CaptureError,
     CaptureOut,
     FindingOut,
+    FlowFramesOut,
     FlowOut,
     FlowPageOut,
     FlowSummary,
@@ -28,7 +30,7 @@ from tcplens.api.schemas import (
     TopFinding,
 )
 from tcplens.db.captures import Capture, Finding, Flow
-from tcplens.services import captures, results
+from tcplens.services import captures, flow_slice, results
 from tcplens.services.access import Viewer, downloadable_capture, may_download, visible_capture
 from tcplens.services.context import ServiceContext
 from tcplens.storage.blobs import BlobNotFoundError
@@ -121,6 +123,81 @@ def original_file(
             "Cache-Control": "private, no-store",
         },
     )
+
+
+SLICE_IN_MEMORY = 8 << 20  # a larger slice is spooled to a temporary file
+
+
+def flow_frames(
+    session: SessionDep,
+    service: ServiceContext,
+    viewer: Viewer,
+    capture_id: uuid.UUID,
+    flow_id: int,
+) -> FlowFramesOut:
+    capture = visible_capture(session, viewer, capture_id)
+    frames = flow_slice.flow_frames(service.series, results.flow_of(session, capture, flow_id))
+    return FlowFramesOut(
+        frames=frames[: flow_slice.MAX_SLICE_FRAMES].tolist(),
+        total=int(frames.size),
+        max_frames=flow_slice.MAX_SLICE_FRAMES,
+    )
+
+
+def flow_packets(
+    session: SessionDep,
+    service: ServiceContext,
+    viewer: Viewer,
+    capture_id: uuid.UUID,
+    flow_id: int,
+) -> StreamingResponse:
+    """The flow's packets as a capture file (services/flow_slice): their payloads are the
+    capture's, so the slice is served to whoever may download the capture, and no one else."""
+    capture = downloadable_capture(session, viewer, capture_id)
+    frames = flow_slice.flow_frames(service.series, results.flow_of(session, capture, flow_id))
+    try:
+        reader = service.store.open_reader(capture.blob_key)
+    except BlobNotFoundError as exc:
+        raise captures.CaptureFileGone("the capture's file is gone") from exc
+    out = tempfile.SpooledTemporaryFile(max_size=SLICE_IN_MEMORY)  # noqa: SIM115 (closed below)
+    try:
+        with reader:
+            cut = flow_slice.cut_slice(reader, frames, out)
+    except BaseException:
+        out.close()
+        raise
+
+    def chunks() -> Iterator[bytes]:
+        with out:
+            while block := out.read(FILE_CHUNK):
+                yield block
+
+    return StreamingResponse(
+        chunks(),
+        media_type="application/octet-stream",
+        headers={
+            "Content-Disposition": f'attachment; filename="flow-{flow_id}.{cut.format}"',
+            "Content-Length": str(cut.size),
+            "Cache-Control": "private, no-store",
+            # the slice holds the flow's first `frames` frames (FlowFramesOut.frames) of `total`
+            "X-Tcplens-Slice-Frames": str(cut.frames),
+            "X-Tcplens-Flow-Frames": str(cut.flow_frames),
+        },
+    )
+
+
+PACKETS_DOC = (
+    "The flow's packets as a capture file in the original's format (pcap, or pcapng with its "
+    "interfaces), decompressed: its first frames (at most "
+    f"{flow_slice.MAX_SLICE_FRAMES:,}, at most {flow_slice.MAX_SLICE_BYTES >> 20} MiB), byte for "
+    "byte. `X-Tcplens-Slice-Frames` says how many it holds, `X-Tcplens-Flow-Frames` how many the "
+    "flow has; frame k of the file is the capture's frame `frames[k-1]` of `…/frames`. Served to "
+    "whoever may download the capture file."
+)
+PACKETS_RESPONSES: dict[int | str, dict[str, object]] = {
+    200: {"content": {"application/octet-stream": {}}}
+}
+FRAMES_DOC = "The capture's frame numbers of the flow's packets (the packet slice's numbering)"
 
 
 SortParam = Annotated[results.FlowSort, Query(description="metric to sort by")]

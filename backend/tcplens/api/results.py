@@ -9,11 +9,12 @@ from __future__ import annotations
 import uuid
 
 from fastapi import APIRouter, Request, Response
+from fastapi.responses import StreamingResponse
 
 from tcplens.api import reads
 from tcplens.api.auth import ReaderDep, ServiceDep
 from tcplens.api.deps import SessionDep
-from tcplens.api.schemas import FindingOut, FlowOut, FlowPageOut, SeriesOut
+from tcplens.api.schemas import FindingOut, FlowFramesOut, FlowOut, FlowPageOut, SeriesOut
 
 router = APIRouter(prefix="/captures/{capture_id}", tags=["results"])
 
@@ -74,3 +75,35 @@ def get_series(
         end_s,
         max_points,
     )
+
+
+@router.get(
+    "/flows/{flow_id}/frames",
+    response_model=FlowFramesOut,
+    summary=reads.FRAMES_DOC,
+)
+def get_flow_frames(
+    session: SessionDep,
+    viewer: ReaderDep,
+    service: ServiceDep,
+    capture_id: uuid.UUID,
+    flow_id: reads.FlowIdPath,
+) -> FlowFramesOut:
+    return reads.flow_frames(session, service, viewer, capture_id, flow_id)
+
+
+@router.get(
+    "/flows/{flow_id}/packets",
+    response_class=StreamingResponse,
+    responses=reads.PACKETS_RESPONSES,
+    summary="The flow's packets as a capture file",
+    description=reads.PACKETS_DOC,
+)
+def get_flow_packets(
+    session: SessionDep,
+    viewer: ReaderDep,
+    service: ServiceDep,
+    capture_id: uuid.UUID,
+    flow_id: reads.FlowIdPath,
+) -> StreamingResponse:
+    return reads.flow_packets(session, service, viewer, capture_id, flow_id)

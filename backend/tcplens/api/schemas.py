@@ -400,6 +400,16 @@ class SeriesOut(BaseModel):
     columns: dict[str, list[Any]]
 
 
+class FlowFramesOut(BaseModel):
+    """The capture's frame numbers of one flow's packets, ascending: the first ``max_frames``
+    of its ``total``. Frame ``k`` of the flow's packet slice (``…/flows/{id}/packets``) is
+    ``frames[k - 1]``."""
+
+    frames: list[int]
+    total: int
+    max_frames: int
+
+
 class ShareCreate(BaseModel):
     expires_in_s: int | None = Field(
         default=int(DEFAULT_SHARE_EXPIRY.total_seconds()),

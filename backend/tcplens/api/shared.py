@@ -9,7 +9,14 @@ from fastapi.responses import StreamingResponse
 from tcplens.api import reads
 from tcplens.api.auth import ServiceDep, SharedCaptureDep
 from tcplens.api.deps import SessionDep
-from tcplens.api.schemas import CaptureOut, FindingOut, FlowOut, FlowPageOut, SeriesOut
+from tcplens.api.schemas import (
+    CaptureOut,
+    FindingOut,
+    FlowFramesOut,
+    FlowOut,
+    FlowPageOut,
+    SeriesOut,
+)
 
 router = APIRouter(prefix="/shared/{token}", tags=["shared"])
 
@@ -85,3 +92,33 @@ def shared_file(
     session: SessionDep, shared: SharedCaptureDep, service: ServiceDep
 ) -> StreamingResponse:
     return reads.original_file(session, service, shared.viewer, shared.capture_id)
+
+
+@router.get(
+    "/flows/{flow_id}/frames",
+    response_model=FlowFramesOut,
+    summary=reads.FRAMES_DOC,
+)
+def shared_flow_frames(
+    session: SessionDep,
+    shared: SharedCaptureDep,
+    service: ServiceDep,
+    flow_id: reads.FlowIdPath,
+) -> FlowFramesOut:
+    return reads.flow_frames(session, service, shared.viewer, shared.capture_id, flow_id)
+
+
+@router.get(
+    "/flows/{flow_id}/packets",
+    response_class=StreamingResponse,
+    responses=reads.PACKETS_RESPONSES,
+    summary="The flow's packets as a capture file",
+    description=reads.PACKETS_DOC,
+)
+def shared_flow_packets(
+    session: SessionDep,
+    shared: SharedCaptureDep,
+    service: ServiceDep,
+    flow_id: reads.FlowIdPath,
+) -> StreamingResponse:
+    return reads.flow_packets(session, service, shared.viewer, shared.capture_id, flow_id)

@@ -25,9 +25,20 @@ READS = [
     "/api/v1/captures/{id}/flows/1",
     "/api/v1/captures/{id}/flows/1/series?direction=server_to_client&max_points=100",
     "/api/v1/captures/{id}/file",
+    "/api/v1/captures/{id}/flows/1/frames",
+    "/api/v1/captures/{id}/flows/1/packets",
     "/api/v1/captures/{id}/shares",
 ]
-SHARED_READS = ["", "/flows", "/findings", "/flows/1", "/flows/1/series?max_points=100", "/file"]
+SHARED_READS = [
+    "",
+    "/flows",
+    "/findings",
+    "/flows/1",
+    "/flows/1/series?max_points=100",
+    "/file",
+    "/flows/1/frames",
+    "/flows/1/packets",
+]
 
 
 @dataclass

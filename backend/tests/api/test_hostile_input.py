@@ -255,7 +255,7 @@ def _token_variants(world: Tenants) -> Iterator[str]:
     yield from (token + "x", token[:-1], token[::-1], quote(token + "\n"))
 
 
-SHARED_SUFFIXES = ("", "/flows", "/findings", "/file", "/flows/1/series")
+SHARED_SUFFIXES = ("", "/flows", "/findings", "/file", "/flows/1/series", "/flows/1/packets")
 
 
 def test_share_tokens_that_open_nothing_are_404(tenants: Tenants) -> None:

@@ -228,6 +228,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/captures/{capture_id}/flows/{flow_id}/frames": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The capture's frame numbers of the flow's packets (the packet slice's numbering) */
+        get: operations["get_flow_frames_api_v1_captures__capture_id__flows__flow_id__frames_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/captures/{capture_id}/flows/{flow_id}/packets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The flow's packets as a capture file
+         * @description The flow's packets as a capture file in the original's format (pcap, or pcapng with its interfaces), decompressed: its first frames (at most 200,000, at most 128 MiB), byte for byte. `X-Tcplens-Slice-Frames` says how many it holds, `X-Tcplens-Flow-Frames` how many the flow has; frame k of the file is the capture's frame `frames[k-1]` of `…/frames`. Served to whoever may download the capture file.
+         */
+        get: operations["get_flow_packets_api_v1_captures__capture_id__flows__flow_id__packets_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/captures/{capture_id}/flows/{flow_id}/series": {
         parameters: {
             query?: never;
@@ -397,6 +434,43 @@ export interface paths {
         };
         /** One flow of the shared capture */
         get: operations["shared_flow_api_v1_shared__token__flows__flow_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/shared/{token}/flows/{flow_id}/frames": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The capture's frame numbers of the flow's packets (the packet slice's numbering) */
+        get: operations["shared_flow_frames_api_v1_shared__token__flows__flow_id__frames_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/shared/{token}/flows/{flow_id}/packets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The flow's packets as a capture file
+         * @description The flow's packets as a capture file in the original's format (pcap, or pcapng with its interfaces), decompressed: its first frames (at most 200,000, at most 128 MiB), byte for byte. `X-Tcplens-Slice-Frames` says how many it holds, `X-Tcplens-Flow-Frames` how many the flow has; frame k of the file is the capture's frame `frames[k-1]` of `…/frames`. Served to whoever may download the capture file.
+         */
+        get: operations["shared_flow_packets_api_v1_shared__token__flows__flow_id__packets_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -830,6 +904,20 @@ export interface components {
             time_lost_s: number | null;
             /** Title */
             title: string;
+        };
+        /**
+         * FlowFramesOut
+         * @description The capture's frame numbers of one flow's packets, ascending: the first ``max_frames``
+         *     of its ``total``. Frame ``k`` of the flow's packet slice (``…/flows/{id}/packets``) is
+         *     ``frames[k - 1]``.
+         */
+        FlowFramesOut: {
+            /** Frames */
+            frames: number[];
+            /** Max Frames */
+            max_frames: number;
+            /** Total */
+            total: number;
         };
         /**
          * FlowOut
@@ -1908,6 +1996,70 @@ export interface operations {
             };
         };
     };
+    get_flow_frames_api_v1_captures__capture_id__flows__flow_id__frames_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                capture_id: string;
+                flow_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlowFramesOut"];
+                };
+            };
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_flow_packets_api_v1_captures__capture_id__flows__flow_id__packets_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                capture_id: string;
+                flow_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": unknown;
+                };
+            };
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     get_series_api_v1_captures__capture_id__flows__flow_id__series_get: {
         parameters: {
             query?: {
@@ -2254,6 +2406,70 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FlowOut"];
+                };
+            };
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    shared_flow_frames_api_v1_shared__token__flows__flow_id__frames_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                flow_id: number;
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlowFramesOut"];
+                };
+            };
+            /** @description The request was refused: the problem says why (`code`) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    shared_flow_packets_api_v1_shared__token__flows__flow_id__packets_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                flow_id: number;
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": unknown;
                 };
             };
             /** @description The request was refused: the problem says why (`code`) */

@@ -9,6 +9,7 @@ export type CapturePage = Schemas["CapturePageOut"];
 export type UploadAccepted = Schemas["UploadAccepted"];
 export type Flow = Schemas["FlowOut"];
 export type FlowPage = Schemas["FlowPageOut"];
+export type FlowFrames = Schemas["FlowFramesOut"];
 export type Finding = Schemas["FindingOut"];
 export type Session = Schemas["SessionOut"];
 export type Workspace = Schemas["WorkspaceOut"];

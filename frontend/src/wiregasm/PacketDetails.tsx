@@ -1,9 +1,10 @@
 // Packet details of the flow, dissected in the browser by Wireshark (Wiregasm in a worker): the
 // packet list, the selected packet's tree and its bytes. Nothing is downloaded until the user
-// opens a packet or asks for the list (Wiregasm is ~19 MB compressed).
+// opens a packet or asks for the list (Wiregasm is ~19 MB compressed); then only the flow's
+// packets are (the API's slice), shown with the capture's frame numbers (flowPackets.ts).
 
 import { useEffect, useState } from "react";
-import type { WiregasmClient } from "./client";
+import type { FlowPackets } from "./flowPackets";
 import { HexView } from "./HexView";
 import { PacketList } from "./PacketList";
 import { ProtoTreeView } from "./ProtoTreeView";
@@ -13,12 +14,13 @@ import "./wiregasm.css";
 
 export function PacketDetails(props: {
   capturePath: string;
-  filter: string | null;
+  flowId: number;
   selected: number | null;
   onSelect: (frame: number | null) => void;
 }) {
   const { dissector, state } = useDissector(props.capturePath);
-  const [client, setClient] = useState<WiregasmClient | null>(null);
+  const flowPath = `${props.capturePath}/flows/${props.flowId}`;
+  const [packets, setPackets] = useState<FlowPackets | null>(null);
   const [wanted, setWanted] = useState(props.selected !== null);
   const [frame, setFrame] = useState<FrameDetails | null>(null);
   const [node, setNode] = useState<TreeNode | null>(null);
@@ -31,29 +33,37 @@ export function PacketDetails(props: {
   useEffect(() => {
     if (!wanted || !dissector) return;
     let cancelled = false;
-    dissector.open().then(
-      (c) => {
-        if (!cancelled) setClient(c);
+    setPackets(null);
+    dissector.open(flowPath).then(
+      (p) => {
+        if (!cancelled) setPackets(p);
       },
       () => undefined,
     );
     return () => {
       cancelled = true;
     };
-  }, [wanted, dissector]);
+  }, [wanted, dissector, flowPath]);
 
   useEffect(() => {
-    if (!client || props.selected === null) {
+    if (!packets || props.selected === null) {
       setFrame(null);
       return;
     }
     let cancelled = false;
     setFrameError(null);
-    client.frame(props.selected).then(
+    const selected = props.selected;
+    packets.frame(selected).then(
       (f) => {
         if (cancelled) return;
         setFrame(f);
         setNode(null);
+        if (!f)
+          setFrameError(
+            packets.truncated
+              ? `Frame ${selected} is not among the first ${packets.frames.length.toLocaleString()} packets of this flow loaded here.`
+              : `Frame ${selected} is not a packet of this flow.`,
+          );
       },
       (e: Error) => {
         if (!cancelled) setFrameError(e.message);
@@ -62,7 +72,7 @@ export function PacketDetails(props: {
     return () => {
       cancelled = true;
     };
-  }, [client, props.selected]);
+  }, [packets, props.selected]);
 
   if (!wanted) {
     return (
@@ -83,7 +93,10 @@ export function PacketDetails(props: {
       <section className="packet-details" aria-label="Packet details">
         <p role="alert" className="packet-details-error">
           Packet details are unavailable: {state.message}{" "}
-          <button type="button" onClick={() => dissector?.open().then(setClient, () => undefined)}>
+          <button
+            type="button"
+            onClick={() => dissector?.open(flowPath).then(setPackets, () => undefined)}
+          >
             Try again
           </button>
         </p>
@@ -91,7 +104,7 @@ export function PacketDetails(props: {
     );
   }
 
-  if (state.status !== "ready" || !client) {
+  if (state.status !== "ready" || !packets) {
     const progress = state.status === "loading" ? state.progress : { stage: "Starting…" };
     return (
       <section className="packet-details" aria-label="Packet details" aria-busy="true">
@@ -116,15 +129,19 @@ export function PacketDetails(props: {
           dissected by Wireshark {state.summary.wiresharkVersion} in your browser
         </span>
       </header>
-      {props.filter ? (
-        <PacketList
-          client={client}
-          filter={props.filter}
-          columns={state.summary.columns}
-          selected={props.selected}
-          onSelect={props.onSelect}
-        />
+      {packets.truncated ? (
+        <p className="packet-details-truncated" role="note" data-testid="packets-truncated">
+          The first {packets.frames.length.toLocaleString()} of this flow's{" "}
+          {packets.total.toLocaleString()} packets are loaded here; download the capture for all of
+          them.
+        </p>
       ) : null}
+      <PacketList
+        packets={packets}
+        columns={state.summary.columns}
+        selected={props.selected}
+        onSelect={props.onSelect}
+      />
       {frameError ? <p role="alert">{frameError}</p> : null}
       {frame ? (
         <div className="packet-panes">

@@ -1,8 +1,9 @@
 // The flow's packets as Wireshark lists them (its columns and colouring rules), virtualised: only
-// the rows in the scroll window exist in the DOM, fetched from the worker a page at a time.
+// the rows in the scroll window exist in the DOM, fetched from the worker a page at a time. The
+// worker holds the flow's packets only, so every frame it has is listed.
 
 import { useEffect, useRef, useState } from "react";
-import type { WiregasmClient } from "./client";
+import type { FlowPackets } from "./flowPackets";
 import { cssColor } from "./hex";
 import type { FrameRow } from "./protocol";
 
@@ -11,14 +12,13 @@ const PAGE = 200;
 const OVERSCAN = 8;
 
 export function PacketList(props: {
-  client: WiregasmClient;
-  filter: string;
+  packets: FlowPackets;
   columns: readonly string[];
   selected: number | null;
   onSelect: (frame: number) => void;
   height?: number;
 }) {
-  const { client, filter, selected } = props;
+  const { packets, selected } = props;
   const height = props.height ?? 280;
   const [matched, setMatched] = useState<number | null>(null);
   const [pages, setPages] = useState<ReadonlyMap<number, readonly FrameRow[]>>(new Map());
@@ -31,14 +31,14 @@ export function PacketList(props: {
     requested.current = new Set([0]);
     setPages(new Map());
     setMatched(null);
-    client.frames(filter, 0, PAGE).then(
+    packets.rows(0, PAGE).then(
       (page) => {
         setMatched(page.matched);
         setPages(new Map([[0, page.rows]]));
       },
       (e: Error) => setError(e.message),
     );
-  }, [client, filter]);
+  }, [packets]);
 
   const first = Math.max(0, Math.floor(scrollTop / ROW_HEIGHT) - OVERSCAN);
   const last = Math.min(matched ?? 0, Math.ceil((scrollTop + height) / ROW_HEIGHT) + OVERSCAN);
@@ -48,31 +48,23 @@ export function PacketList(props: {
     for (let p = Math.floor(first / PAGE); p <= Math.floor(Math.max(first, last - 1) / PAGE); p++) {
       if (requested.current.has(p)) continue;
       requested.current.add(p);
-      client.frames(filter, p * PAGE, PAGE).then(
+      packets.rows(p * PAGE, PAGE).then(
         (page) => setPages((old) => new Map(old).set(p, page.rows)),
         (e: Error) => setError(e.message),
       );
     }
-  }, [client, filter, first, last, matched]);
+  }, [packets, first, last, matched]);
 
-  // Bring the selected frame into view: its index is the number of the flow's frames before it.
+  // Bring the selected frame into view: its row is its place among the flow's frames.
   useEffect(() => {
     if (selected === null || matched === null) return;
-    let cancelled = false;
-    client.frames(`(${filter}) && frame.number < ${selected}`, 0, 1).then(
-      (before) => {
-        const el = scroller.current;
-        if (cancelled || !el) return;
-        const top = before.matched * ROW_HEIGHT;
-        if (top < el.scrollTop || top > el.scrollTop + height - ROW_HEIGHT)
-          el.scrollTop = Math.max(0, top - height / 3);
-      },
-      () => undefined,
-    );
-    return () => {
-      cancelled = true;
-    };
-  }, [client, filter, selected, matched, height]);
+    const index = packets.indexOf(selected);
+    const el = scroller.current;
+    if (index === null || !el) return;
+    const top = index * ROW_HEIGHT;
+    if (top < el.scrollTop || top > el.scrollTop + height - ROW_HEIGHT)
+      el.scrollTop = Math.max(0, top - height / 3);
+  }, [packets, selected, matched, height]);
 
   if (error)
     return (

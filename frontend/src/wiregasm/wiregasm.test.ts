@@ -1,30 +1,64 @@
 import { describe, expect, it } from "vitest";
-import { flowFilter, parseEndpoint } from "./filters";
+import { originalFrame, renumberRow, renumberTree, sliceFrame } from "./flowPackets";
 import { cssColor, formatOffset, hexRows } from "./hex";
+import type { TreeNode } from "./protocol";
 
-describe("flow display filter", () => {
-  it("parses IPv4 and bracketed IPv6 endpoints", () => {
-    expect(parseEndpoint("10.77.0.1:59368")).toEqual({
-      address: "10.77.0.1",
-      port: 59368,
-      ipv6: false,
-    });
-    expect(parseEndpoint("[2001:db8::1]:443")).toEqual({
-      address: "2001:db8::1",
-      port: 443,
-      ipv6: true,
-    });
-    expect(parseEndpoint("nonsense")).toBeNull();
-    expect(parseEndpoint("1.2.3.4:99999")).toBeNull();
-    expect(parseEndpoint("a b;c:80")).toBeNull();
+describe("the flow's packets under the capture's frame numbers", () => {
+  // The slice of a flow whose packets are the capture's frames 3, 4, 9, 10 and 250.
+  const frames = [3, 4, 9, 10, 250];
+
+  it("maps slice frames to the capture's and back", () => {
+    expect(originalFrame(frames, 1)).toBe(3);
+    expect(originalFrame(frames, 5)).toBe(250);
+    expect(sliceFrame(frames, 9)).toBe(3);
+    expect(sliceFrame(frames, 250)).toBe(5);
+    expect(sliceFrame(frames, 5)).toBeNull();
+    expect(sliceFrame(frames, 251)).toBeNull();
+    expect(sliceFrame([], 1)).toBeNull();
   });
 
-  it("matches both directions of the 4-tuple within the flow's frames", () => {
-    expect(flowFilter("10.0.0.1:5000", "10.0.0.2:80", 3, 90)).toBe(
-      "tcp && ((ip.src==10.0.0.1 && tcp.srcport==5000 && ip.dst==10.0.0.2 && tcp.dstport==80) || " +
-        "(ip.src==10.0.0.2 && tcp.srcport==80 && ip.dst==10.0.0.1 && tcp.dstport==5000)) && frame.number>=3 && frame.number<=90",
+  it("shows the capture's numbers in the No. column and in duplicate-ACK marks", () => {
+    const row = renumberRow(
+      {
+        number: 4,
+        bg: 0,
+        fg: 0,
+        columns: ["4", "0.1", "TCP", "80 → 5000 [TCP Dup ACK 2#1] Ack=1"],
+      },
+      ["No.", "Time", "Protocol", "Info"],
+      frames,
     );
-    expect(flowFilter("[::1]:1", "[::2]:2")).toContain("ipv6.src==::1");
+    expect(row.number).toBe(10);
+    expect(row.columns).toEqual(["10", "0.1", "TCP", "80 → 5000 [TCP Dup ACK 4#1] Ack=1"]);
+  });
+
+  it("renames the frame and every frame reference of a dissection", () => {
+    const node = (label: string, filter: string, children: TreeNode[] = []): TreeNode => ({
+      label,
+      filter,
+      start: 0,
+      length: 0,
+      dataSource: 0,
+      children,
+    });
+    const tree = renumberTree(
+      [
+        node("Frame 5: 66 bytes on wire (528 bits)", "frame", [
+          node("Frame Number: 5", "frame.number == 5"),
+        ]),
+        node("Transmission Control Protocol, Src Port: 80", "tcp", [
+          node("This is an ACK to the segment in frame: 2", "tcp.analysis.acks_frame == 2"),
+          node("Window: 5", "tcp.window_size_value == 5"),
+        ]),
+      ],
+      frames,
+    );
+    expect(tree[0]?.label).toBe("Frame 250: 66 bytes on wire (528 bits)");
+    expect(tree[0]?.children[0]?.label).toBe("Frame Number: 250");
+    expect(tree[1]?.children[0]?.label).toBe("This is an ACK to the segment in frame: 4");
+    expect(tree[1]?.children[0]?.filter).toBe("tcp.analysis.acks_frame == 4");
+    // not a frame number: untouched
+    expect(tree[1]?.children[1]?.label).toBe("Window: 5");
   });
 });
 

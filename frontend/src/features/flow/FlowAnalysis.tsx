@@ -8,7 +8,6 @@ import type { FindingEvidence } from "../../charts/flow/evidence";
 import { FlowGraphs } from "../../charts/flow/FlowGraphs";
 import { useFlowSeries } from "../../charts/flow/useFlowSeries";
 import { MAX_POINTS } from "../../charts/series/fetchSeries";
-import { flowFilter } from "../../wiregasm/filters";
 import { PacketDetails } from "../../wiregasm/PacketDetails";
 import { busiestDirection, type FlowView, readFlowView, writeFlowView } from "./flowView";
 
@@ -20,20 +19,6 @@ export interface FlowFacts {
   readonly client: string;
   readonly server: string;
   readonly summary?: Readonly<Record<string, unknown>>;
-}
-
-function frameRange(state: ReturnType<typeof useFlowSeries>): [number, number] | null {
-  if (state.status !== "ready") return null;
-  let first = Number.POSITIVE_INFINITY;
-  let last = 0;
-  for (const s of [state.overview.client_to_server, state.overview.server_to_client]) {
-    for (const f of [s.frame[0], s.frame[s.length - 1]]) {
-      if (f === undefined || !(f > 0)) continue;
-      first = Math.min(first, f);
-      last = Math.max(last, f);
-    }
-  }
-  return Number.isFinite(first) ? [first, last] : null;
 }
 
 export function FlowAnalysis(props: {
@@ -67,12 +52,6 @@ export function FlowAnalysis(props: {
     [setParams],
   );
 
-  const range = frameRange(series);
-  const filter = useMemo(
-    () =>
-      props.flow ? flowFilter(props.flow.client, props.flow.server, range?.[0], range?.[1]) : null,
-    [props.flow, range?.[0], range?.[1]],
-  );
   const rtt = props.flow?.summary?.handshake_rtt_ms;
   const rttMs = props.flow?.summary?.rtt_ms as
     | { median?: unknown; p95?: unknown }
@@ -110,7 +89,7 @@ export function FlowAnalysis(props: {
       />
       <PacketDetails
         capturePath={capturePath}
-        filter={filter}
+        flowId={props.flowId}
         selected={flowView.frame}
         onSelect={(frame) => change({ frame }, false)}
       />
