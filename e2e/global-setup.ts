@@ -34,6 +34,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     TCPLENS_PORT: String(port),
     TCPLENS_DATA_DIR: dataDir,
     TCPLENS_SPA_DIR: spaDir,
+    // ux.spec.ts fills one workspace with ~60 captures in one go (the limit has its own tests).
+    TCPLENS_MAX_QUEUED_ANALYSES: "100",
   };
   delete env.TCPLENS_DATABASE_URL;
   const server = spawn(command, ["serve"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });

@@ -45,6 +45,8 @@ class Settings(BaseSettings):
     max_upload_bytes: int = Field(default=2 * 1024**3, ge=1)
     # What one workspace may store (its captures' original files); an upload past it answers 413.
     workspace_quota_bytes: int = Field(default=20 * 1000**3, ge=1)
+    # Analyses one workspace may have waiting for a worker; an upload past it answers 429.
+    max_queued_analyses: int = Field(default=10, ge=1)
     # Unset: blobs live under data_dir/blobs. "s3://bucket/prefix" uses an S3-compatible store.
     storage_url: str | None = None
     s3_endpoint_url: str | None = None

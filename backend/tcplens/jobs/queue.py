@@ -39,11 +39,12 @@ def _deferring_app() -> procrastinate.App:
     return procrastinate.App(connector=procrastinate.SyncPsycopgConnector())
 
 
-def defer_analysis(session: Session, capture_id: str) -> int:
+def defer_analysis(session: Session, capture_id: str, *, priority: int) -> int:
     """Enqueue the analysis of a capture inside the session's current transaction.
 
     The job becomes visible to workers when the caller commits; on rollback it never existed.
-    ``queueing_lock`` keeps at most one waiting job per capture.
+    ``queueing_lock`` keeps at most one waiting job per capture. Workers take the job of highest
+    ``priority`` first (``services.analysis_queue`` makes that fair between workspaces).
     """
     raw: Any = session.connection().connection.driver_connection
     app = _deferring_app()
@@ -51,5 +52,6 @@ def defer_analysis(session: Session, capture_id: str) -> int:
         ANALYZE_TASK,
         queue=ANALYSIS_QUEUE,
         queueing_lock=f"capture:{capture_id}",
+        priority=priority,
         connection=raw,
     ).defer(capture_id=capture_id)

@@ -29,8 +29,7 @@ from tcplens.errors import (
     TooLarge,
     UnsupportedMediaType,
 )
-from tcplens.jobs.queue import defer_analysis
-from tcplens.services import accounts, storage_quota
+from tcplens.services import accounts, analysis_queue, storage_quota
 from tcplens.services.access import Viewer, visible_capture, writable_workspace
 from tcplens.services.context import ServiceContext
 from tcplens.storage.blobs import BlobNotFoundError
@@ -83,9 +82,11 @@ def room_for_upload(
     ctx: ServiceContext, viewer: Viewer, workspace_id: uuid.UUID | None, declared_bytes: int | None
 ) -> storage_quota.Usage:
     """The workspace's usage, refused at once when it is full or the upload's declared size
-    cannot fit (checked before a byte of the upload is read)."""
+    cannot fit, or when the workspace has as many analyses waiting as it may (checked before a
+    byte of the upload is read)."""
     target = writable_workspace(viewer, workspace_id)
     with ctx.sessionmaker() as session:
+        analysis_queue.refuse_when_full(session, target, ctx.settings.max_queued_analyses)
         usage = storage_quota.usage(session, target, ctx.settings.workspace_quota_bytes)
     if usage.room_bytes == 0 or (declared_bytes is not None and declared_bytes > usage.room_bytes):
         raise usage.refuse(declared_bytes)
@@ -201,6 +202,8 @@ def _record_upload(
             )
             if size > usage.room_bytes:
                 raise usage.refuse(size)
+            # Under the same lock: concurrent uploads cannot all take the last place in line.
+            analysis_queue.refuse_when_full(session, workspace_id, ctx.settings.max_queued_analyses)
             capture = Capture(
                 id=capture_id,
                 workspace_id=workspace_id,
@@ -218,7 +221,7 @@ def _record_upload(
             session.add(capture)
             try:
                 session.flush()
-                capture.job_id = defer_analysis(session, str(capture_id))
+                capture.job_id = analysis_queue.enqueue(session, capture)
                 session.commit()
                 return Received(capture=capture, created=True, analysing=True)
             except IntegrityError:
@@ -229,6 +232,9 @@ def _record_upload(
                     raise
         analysing = existing.status == "failed"
         if analysing:
+            analysis_queue.refuse_when_full(
+                session, workspace_id, ctx.settings.max_queued_analyses, lock=True
+            )
             _analyse_again(ctx, session, existing, blob_key)
     ctx.store.delete_prefix(f"captures/{capture_id}")
     return Received(capture=existing, created=False, analysing=analysing)
@@ -257,7 +263,7 @@ def _analyse_again(ctx: ServiceContext, session: Session, capture: Capture, new_
     capture.started_at = capture.finished_at = None
     capture.timings = None
     session.flush()
-    capture.job_id = defer_analysis(session, str(capture.id))
+    capture.job_id = analysis_queue.enqueue(session, capture)
     session.commit()
 
 
