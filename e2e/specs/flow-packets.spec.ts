@@ -15,8 +15,13 @@ test.skip(
   "../shared/captures/lab is absent: this spec needs the lab captures (CI always has them)",
 );
 
-/** The frames TShark puts in the TCP connection between two endpoints, ascending. */
-function tsharkFrames(capture: string, client: string, server: string): number[] {
+/** The frames TShark puts in the TCP connection between two endpoints, ascending, with their
+ * times from the capture's first packet (frame.time_relative). */
+function tsharkFrames(
+  capture: string,
+  client: string,
+  server: string,
+): { number: number; time: number }[] {
   const [clientPort, serverPort] = [client, server].map((e) => e.slice(e.lastIndexOf(":") + 1));
   const out = execFileSync(
     "tshark",
@@ -29,13 +34,18 @@ function tsharkFrames(capture: string, client: string, server: string): number[]
       "fields",
       "-e",
       "frame.number",
+      "-e",
+      "frame.time_relative",
     ],
     { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] },
   );
   return out
     .split("\n")
     .filter((line) => line.trim() !== "")
-    .map(Number);
+    .map((line) => {
+      const [number, time] = line.split("\t").map(Number);
+      return { number: number as number, time: time as number };
+    });
 }
 
 test("a flow's packets come from its slice and keep the capture's frame numbers", async ({
@@ -49,7 +59,8 @@ test("a flow's packets come from its slice and keep the capture's frame numbers"
   // of the slice (1, 2, …) and the capture's differ everywhere.
   const flow = flows[3];
   if (!flow) throw new Error("the capture has fewer than 4 flows");
-  const expected = tsharkFrames(NO_REUSE as string, flow.client, flow.server);
+  const tshark = tsharkFrames(NO_REUSE as string, flow.client, flow.server);
+  const expected = tshark.map((f) => f.number);
   expect(expected[0]).toBeGreaterThan(expected.length);
 
   const asked: string[] = [];
@@ -66,6 +77,12 @@ test("a flow's packets come from its slice and keep the capture's frame numbers"
   const shown = (await numbers.allTextContents()).map(Number);
   expect(shown.length).toBeGreaterThan(5);
   expect(shown).toEqual(expected.slice(0, shown.length));
+  // and the times count from the capture's first packet, as in TShark's view of the whole file
+  const times = (await list.locator(".packet-row .col-time").allTextContents()).map(Number);
+  expect(times[0]).toBeGreaterThan(1);
+  times.forEach((t, k) => {
+    expect(Math.abs(t - (tshark[k]?.time as number))).toBeLessThan(2e-6);
+  });
 
   // A packet opened from the list: the URL and the dissection name the capture's frame.
   const third = expected[2] as number;

@@ -138,9 +138,10 @@ def flow_frames(
     capture = visible_capture(session, viewer, capture_id)
     frames = flow_slice.flow_frames(service.series, results.flow_of(session, capture, flow_id))
     return FlowFramesOut(
-        frames=frames[: flow_slice.MAX_SLICE_FRAMES].tolist(),
-        total=int(frames.size),
+        frames=frames.numbers[: flow_slice.MAX_SLICE_FRAMES].tolist(),
+        total=int(frames.numbers.size),
         max_frames=flow_slice.MAX_SLICE_FRAMES,
+        start_s=frames.start_s,
     )
 
 
@@ -162,7 +163,7 @@ def flow_packets(
     out = tempfile.SpooledTemporaryFile(max_size=SLICE_IN_MEMORY)  # noqa: SIM115 (closed below)
     try:
         with reader:
-            cut = flow_slice.cut_slice(reader, frames, out)
+            cut = flow_slice.cut_slice(reader, frames.numbers, out)
     except BaseException:
         out.close()
         raise

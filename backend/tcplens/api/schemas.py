@@ -408,6 +408,10 @@ class FlowFramesOut(BaseModel):
     frames: list[int]
     total: int
     max_frames: int
+    start_s: float | None = Field(
+        description="Seconds from the capture's start (the graphs' origin) to the flow's first "
+        "frame: Wireshark's times in the slice count from that frame"
+    )
 
 
 class ShareCreate(BaseModel):

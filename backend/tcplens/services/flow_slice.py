@@ -72,10 +72,18 @@ class FlowSlice:
     format: str  # "pcap" or "pcapng"
 
 
-def flow_frames(files: SeriesFiles, flow: Flow) -> npt.NDArray[np.int64]:
-    """The flow's frame numbers (the capture's, from 1), ascending."""
+@dataclass(frozen=True)
+class FlowFrames:
+    """The flow's frame numbers (the capture's, from 1), ascending, and the time of the first
+    in seconds from the capture's start (the origin of the graphs and of every ``*_s``)."""
+
+    numbers: npt.NDArray[np.int64]
+    start_s: float | None
+
+
+def flow_frames(files: SeriesFiles, flow: Flow) -> FlowFrames:
     key = flow.series_keys.get("key")
-    parts = []
+    numbers, times = [], []
     for direction in DIRECTIONS:
         span = flow.series_keys.get(direction)
         if key is None or span is None:
@@ -84,8 +92,12 @@ def flow_frames(files: SeriesFiles, flow: Flow) -> npt.NDArray[np.int64]:
             rows = files.rows(str(key), int(span[0]), int(span[1]))
         except BlobNotFoundError as exc:
             raise SliceUnavailable("the series of this flow are gone") from exc
-        parts.append(rows.column("frame").to_numpy().astype(np.int64))
-    return np.unique(np.concatenate(parts)) if parts else np.empty(0, np.int64)
+        numbers.append(rows.column("frame").to_numpy().astype(np.int64))
+        times.append(rows.column("time_s").to_numpy())
+    if not numbers or not sum(len(n) for n in numbers):
+        return FlowFrames(np.empty(0, np.int64), None)
+    frames, time_s = np.concatenate(numbers), np.concatenate(times)
+    return FlowFrames(np.unique(frames), float(time_s[np.argmin(frames)]))
 
 
 def cut_slice(

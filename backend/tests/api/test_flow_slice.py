@@ -88,10 +88,17 @@ def world(tmp_path_factory: pytest.TempPathFactory, engine: Engine) -> Iterator[
         yield World(owner, client, uploaded)
 
 
+def _streams(capture: Path) -> dict[str, Any]:
+    streams: dict[str, Any] = json.loads((ORACLE / f"{capture.name}.streams.json").read_text())[
+        "streams"
+    ]
+    return streams
+
+
 def _stream_frames(capture: Path) -> dict[frozenset[str], list[list[int]]]:
     """tshark's frames of each TCP stream, by its two endpoints as tcplens writes them
     (``10.0.0.1:80``, ``[::1]:80``); a pair of endpoints may have carried several streams."""
-    streams = json.loads((ORACLE / f"{capture.name}.streams.json").read_text())["streams"]
+    streams = _streams(capture)
     frames = json.loads((ORACLE / f"{capture.name}.wireshark.json").read_text())["tcp_frames"]
     by_stream: dict[int, list[int]] = {}
     for number, fields in frames.items():
@@ -160,6 +167,14 @@ def test_the_slice_holds_exactly_the_flows_frames_as_tshark_reads_them(
     assert listed.status_code == 200, listed.text
     frames = listed.json()
     assert frames["frames"] == expected and frames["total"] == len(expected) == flow["packets"]
+    # the first frame's time from the capture's start: tshark's frame.time_relative of it
+    (t0,) = [
+        s["t0"]
+        for s in _streams(capture.path).values()
+        if frozenset((_endpoint(s["a"]), _endpoint(s["b"])))
+        == frozenset((flow["client"], flow["server"]))
+    ]
+    assert frames["start_s"] == pytest.approx(t0, abs=1e-6)
 
     sliced = world.owner.client.get(f"{base}/packets")
     assert sliced.status_code == 200, sliced.text

@@ -916,6 +916,11 @@ export interface components {
             frames: number[];
             /** Max Frames */
             max_frames: number;
+            /**
+             * Start S
+             * @description Seconds from the capture's start (the graphs' origin) to the flow's first frame: Wireshark's times in the slice count from that frame
+             */
+            start_s: number | null;
             /** Total */
             total: number;
         };

@@ -3,7 +3,8 @@
 // frame numbers everywhere (the graphs, the URL, the analysis name them): frame k of the slice is
 // the capture's frame `frames[k - 1]` (…/flows/{id}/frames), and every number Wireshark shows
 // that names a frame (the "No." column, "Frame N:", references such as "ACK to the segment in
-// frame: N", "Dup ACK N#k") is translated back.
+// frame: N", "Dup ACK N#k") is translated back. Times likewise: Wireshark counts them from the
+// slice's first frame, the page from the capture's start (the graphs' axis), `startS` earlier.
 
 import type { WiregasmClient } from "./client";
 import type { FrameDetails, FrameRow, FramesPage, TreeNode } from "./protocol";
@@ -46,10 +47,25 @@ function replaceNumber(text: string, slice: number, frames: readonly number[]): 
   return text.replace(new RegExp(`\\b${slice}\\b`), String(originalFrame(frames, slice)));
 }
 
+/** "12.000345" (seconds, any number of decimals) plus `offsetS`, with as many decimals. */
+export function shiftSeconds(text: string, offsetS: number): string {
+  const match = /^(-?)(\d+)\.(\d+)$/.exec(text);
+  if (!match || !offsetS) return text;
+  const decimals = (match[3] as string).length;
+  const unit = 10 ** decimals;
+  const units =
+    (match[1] ? -1 : 1) * (Number(match[2]) * unit + Number(match[3])) + Math.round(offsetS * unit);
+  const sign = units < 0 ? "-" : "";
+  const whole = Math.floor(Math.abs(units) / unit);
+  const part = String(Math.abs(units) % unit).padStart(decimals, "0");
+  return `${sign}${whole}.${part}`;
+}
+
 export function renumberRow(
   row: FrameRow,
   columns: readonly string[],
   frames: readonly number[],
+  startS = 0,
 ): FrameRow {
   const number = originalFrame(frames, row.number);
   return {
@@ -57,6 +73,7 @@ export function renumberRow(
     number,
     columns: row.columns.map((text, k) => {
       if (columns[k] === "No.") return String(number);
+      if (columns[k] === "Time") return shiftSeconds(text, startS);
       // "[TCP Dup ACK 12#3]": the frame of the ACK it duplicates
       return text.replace(
         /Dup ACK (\d+)#/g,
@@ -66,12 +83,20 @@ export function renumberRow(
   };
 }
 
-export function renumberTree(nodes: readonly TreeNode[], frames: readonly number[]): TreeNode[] {
+export function renumberTree(
+  nodes: readonly TreeNode[],
+  frames: readonly number[],
+  startS = 0,
+): TreeNode[] {
   return nodes.map((node) => {
     let label = node.label;
     let filter = node.filter;
-    const match = /^([\w.]+) == (\d+)$/.exec(node.filter);
-    if (match && FRAME_FIELDS.has(match[1] as string)) {
+    const match = /^([\w.]+) == (\S+)$/.exec(node.filter);
+    if (match?.[1] === "frame.time_relative") {
+      const shifted = shiftSeconds(match[2] as string, startS);
+      label = label.replace(match[2] as string, shifted);
+      filter = `${match[1]} == ${shifted}`;
+    } else if (match && FRAME_FIELDS.has(match[1] as string) && /^\d+$/.test(match[2] as string)) {
       const slice = Number(match[2]);
       label = replaceNumber(label, slice, frames);
       filter = `${match[1]} == ${originalFrame(frames, slice)}`;
@@ -79,7 +104,7 @@ export function renumberTree(nodes: readonly TreeNode[], frames: readonly number
       const frame = /^Frame (\d+):/.exec(label); // the top node ("Frame 7: 74 bytes on wire…")
       if (frame) label = replaceNumber(label, Number(frame[1]), frames);
     }
-    return { ...node, label, filter, children: renumberTree(node.children, frames) };
+    return { ...node, label, filter, children: renumberTree(node.children, frames, startS) };
   });
 }
 
@@ -91,6 +116,8 @@ export class FlowPackets {
     /** How many packets the flow has (more than `frames.length` when the slice is cut short). */
     readonly total: number,
     private readonly columns: readonly string[],
+    /** Seconds from the capture's start to the slice's first frame. */
+    private readonly startS: number,
   ) {}
 
   get truncated(): boolean {
@@ -107,7 +134,7 @@ export class FlowPackets {
     const page = await this.client.frames("", skip, limit);
     return {
       matched: page.matched,
-      rows: page.rows.map((row) => renumberRow(row, this.columns, this.frames)),
+      rows: page.rows.map((row) => renumberRow(row, this.columns, this.frames, this.startS)),
     };
   }
 
@@ -116,6 +143,10 @@ export class FlowPackets {
     const slice = sliceFrame(this.frames, original);
     if (slice === null) return null;
     const details = await this.client.frame(slice);
-    return { ...details, number: original, tree: renumberTree(details.tree, this.frames) };
+    return {
+      ...details,
+      number: original,
+      tree: renumberTree(details.tree, this.frames, this.startS),
+    };
   }
 }

@@ -67,10 +67,14 @@ export class CaptureDissector {
       fetch(`${flowPath}/frames`, { credentials: "same-origin" }),
       fetch(`${flowPath}/packets`, { credentials: "same-origin" }),
     ]);
-    if (!listed.ok || !sliced.ok)
-      throw new Error(
-        `the flow's packets could not be read (HTTP ${listed.ok ? sliced.status : listed.status})`,
-      );
+    for (const answer of [listed, sliced])
+      if (!answer.ok) {
+        // a problem+json says why (e.g. a share link that does not serve the packets)
+        const problem = (await answer.json().catch(() => null)) as { detail?: string } | null;
+        throw new Error(
+          problem?.detail ?? `the flow's packets could not be read (HTTP ${answer.status})`,
+        );
+      }
     const length = Number(sliced.headers.get("Content-Length") ?? 0);
     if (length > MAX_CAPTURE_BYTES)
       throw new Error("the flow's packets are too large to dissect in the browser");
@@ -87,6 +91,7 @@ export class CaptureDissector {
       frames.frames.slice(0, held),
       frames.total,
       summary.columns,
+      frames.start_s ?? 0,
     );
     if (mine()) this.set({ status: "ready", summary, packets });
     return packets;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { originalFrame, renumberRow, renumberTree, sliceFrame } from "./flowPackets";
+import { originalFrame, renumberRow, renumberTree, shiftSeconds, sliceFrame } from "./flowPackets";
 import { cssColor, formatOffset, hexRows } from "./hex";
 import type { TreeNode } from "./protocol";
 
@@ -32,6 +32,21 @@ describe("the flow's packets under the capture's frame numbers", () => {
     expect(row.columns).toEqual(["10", "0.1", "TCP", "80 → 5000 [TCP Dup ACK 4#1] Ack=1"]);
   });
 
+  it("counts times from the capture's start, as the graphs do", () => {
+    expect(shiftSeconds("0.000000", 12.5)).toBe("12.500000");
+    expect(shiftSeconds("1.000200", 2.000002)).toBe("3.000202");
+    expect(shiftSeconds("0.100000000", 0.000000007)).toBe("0.100000007");
+    expect(shiftSeconds("-0.25", 0.1)).toBe("-0.15");
+    expect(shiftSeconds("Jan 1", 3)).toBe("Jan 1");
+    const row = renumberRow(
+      { number: 1, bg: 0, fg: 0, columns: ["1", "0.250000"] },
+      ["No.", "Time"],
+      frames,
+      3.75,
+    );
+    expect(row.columns).toEqual(["3", "4.000000"]);
+  });
+
   it("renames the frame and every frame reference of a dissection", () => {
     const node = (label: string, filter: string, children: TreeNode[] = []): TreeNode => ({
       label,
@@ -45,6 +60,10 @@ describe("the flow's packets under the capture's frame numbers", () => {
       [
         node("Frame 5: 66 bytes on wire (528 bits)", "frame", [
           node("Frame Number: 5", "frame.number == 5"),
+          node(
+            "[Time since reference or first frame: 0.500000000 seconds]",
+            "frame.time_relative == 0.500000000",
+          ),
         ]),
         node("Transmission Control Protocol, Src Port: 80", "tcp", [
           node("This is an ACK to the segment in frame: 2", "tcp.analysis.acks_frame == 2"),
@@ -52,8 +71,12 @@ describe("the flow's packets under the capture's frame numbers", () => {
         ]),
       ],
       frames,
+      2,
     );
     expect(tree[0]?.label).toBe("Frame 250: 66 bytes on wire (528 bits)");
+    expect(tree[0]?.children[1]?.label).toBe(
+      "[Time since reference or first frame: 2.500000000 seconds]",
+    );
     expect(tree[0]?.children[0]?.label).toBe("Frame Number: 250");
     expect(tree[1]?.children[0]?.label).toBe("This is an ACK to the segment in frame: 4");
     expect(tree[1]?.children[0]?.filter).toBe("tcp.analysis.acks_frame == 4");
