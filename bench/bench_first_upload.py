@@ -48,7 +48,7 @@ class Client:
 
     def request(self, method: str, path: str, body: bytes | None = None) -> tuple[int, bytes]:
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
-        headers = {"Content-Type": "application/json"} if body and path.endswith("signup") else {}
+        headers = {"Content-Type": "application/json"} if path.startswith("/api/v1/auth/") else {}
         if self.cookies:
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
             if "tcplens_csrf" in self.cookies:
@@ -104,14 +104,13 @@ def main() -> int:
             time.sleep(0.2)
         healthy = time.monotonic()
         print(f"fresh clone: `make run` healthy after {healthy - started:.0f} s (install included)")
-        status, body = client.request(
-            "POST",
-            "/api/v1/auth/signup",
-            json.dumps(
-                {"email": "first@example.com", "password": "a long first password"}
-            ).encode(),
-        )
-        assert status in (200, 201), (status, body)
+        credentials = json.dumps(
+            {"email": "first@example.com", "password": "a long first password"}
+        ).encode()
+        status, body = client.request("POST", "/api/v1/auth/signup", credentials)
+        assert status == 202, (status, body)
+        status, body = client.request("POST", "/api/v1/auth/login", credentials)
+        assert status == 200, (status, body)
         status, body = client.request(
             "POST", f"/api/v1/captures?filename={CAPTURE.name}", CAPTURE.read_bytes()
         )

@@ -36,6 +36,9 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     TCPLENS_SPA_DIR: spaDir,
     // ux.spec.ts fills one workspace with ~60 captures in one go (the limit has its own tests).
     TCPLENS_MAX_QUEUED_ANALYSES: "100",
+    // Every browser of every spec signs in from 127.0.0.1, and a sign-up is two attempts (sign-up,
+    // then sign-in); the limits have their own tests (tests/api/test_rate_limits.py).
+    TCPLENS_LOGIN_ATTEMPTS_PER_MINUTE: "60",
   };
   delete env.TCPLENS_DATABASE_URL;
   const server = spawn(command, ["serve"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });

@@ -41,12 +41,15 @@ export async function newSignedInPage(browser: Browser, baseURL: string, who: st
   return { context, page };
 }
 
+/** Sign up through the API, then sign in (sign-up itself starts no session). */
 export async function signUpViaApi(request: APIRequestContext, email: string): Promise<void> {
-  const response = await request.post("/api/v1/auth/signup", {
-    data: { email, password: PASSWORD },
-  });
-  if (!response.ok())
-    throw new Error(`sign-up failed: ${response.status()} ${await response.text()}`);
+  for (const step of ["signup", "login"]) {
+    const response = await request.post(`/api/v1/auth/${step}`, {
+      data: { email, password: PASSWORD },
+    });
+    if (!response.ok())
+      throw new Error(`${step} failed: ${response.status()} ${await response.text()}`);
+  }
 }
 
 /**

@@ -31,6 +31,25 @@ test("sign out, then sign in again and land where the link pointed", async ({ pa
   await expect(page.getByRole("heading", { name: "API tokens" })).toBeVisible();
 });
 
+test("sign-up with an address that has an account opens nothing and points to signing in", async ({
+  page,
+  browser,
+  baseURL,
+}) => {
+  const email = newEmail("holly");
+  const holly = await browser.newContext({ baseURL });
+  await signUpViaApi(holly.request, email);
+  await holly.close();
+
+  await page.goto("/signup");
+  await page.getByLabel("E-mail").fill(email);
+  await page.getByLabel("Password").fill("another long passphrase of mine");
+  await page.getByRole("button", { name: "Create account" }).click();
+  await expect(page.getByRole("alert")).toContainText("sign in with its password");
+  await expect(page).toHaveURL(/\/signup/);
+  expect((await page.request.get("/api/v1/auth/me")).status()).toBe(401);
+});
+
 test("an API token is shown once, uploads from a script, and stops working when revoked", async ({
   page,
   playwright,

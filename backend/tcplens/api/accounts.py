@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from typing import Annotated
 
@@ -24,6 +25,7 @@ from tcplens.api.schemas import (
     MemberOut,
     PasswordChange,
     SessionOut,
+    SignUpAccepted,
     TokenCreate,
     TokenIssued,
     TokenOut,
@@ -73,18 +75,28 @@ def _session_out(session: SessionDep, user: User, csrf: str | None) -> SessionOu
     )
 
 
-@auth_router.post("/signup", response_model=SessionOut, status_code=status.HTTP_201_CREATED)
+SIGN_UP_ANSWER = (
+    "Unless this address already had an account, it has one now with this password: sign in."
+)
+
+
+@auth_router.post(
+    "/signup",
+    response_model=SignUpAccepted,
+    status_code=status.HTTP_202_ACCEPTED,
+    summary="Create an account, then sign in: the same answer whether or not the address has one",
+)
 def sign_up(
-    body: Credentials,
-    request: Request,
-    response: Response,
-    session: SessionDep,
-    settings: SettingsDep,
-) -> SessionOut:
+    body: Credentials, request: Request, session: SessionDep, settings: SettingsDep
+) -> SignUpAccepted:
+    """An address that already has an account gets the same answer, at the same cost (the
+    password is checked and hashed either way), and that account is left as it was: the answer
+    never says which addresses have accounts. No session starts: whoever signs up signs in next,
+    which only the holder of the account's password can."""
     _limit_sign_in(request, settings)
-    user = accounts.create_user(session, body.email, body.password)
-    token = accounts.start_session(session, user, settings.session_max_age_s)
-    return _session_out(session, user, set_session_cookies(response, settings, token))
+    with contextlib.suppress(accounts.EmailTaken):
+        accounts.create_user(session, body.email, body.password)
+    return SignUpAccepted(detail=SIGN_UP_ANSWER)
 
 
 @auth_router.post("/login", response_model=SessionOut)

@@ -56,6 +56,13 @@ class SessionOut(BaseModel):
     csrf_token: str | None = None
 
 
+class SignUpAccepted(BaseModel):
+    """The answer to a sign-up, the same whether or not the address already had an account (so
+    it tells nobody which addresses do); it starts no session: sign in next."""
+
+    detail: str
+
+
 class Credentials(BaseModel):
     email: str = Field(max_length=320)
     password: str = Field(max_length=1024)

@@ -2,8 +2,9 @@
 
 Every user gets a personal workspace at sign-up, of which they are the owner; an owner invites
 people by e-mail address, with the same answer whether or not the address has an account (an
-``Invitation``, which becomes a membership when that account's session is next used). Login failures say the same thing for a missing account and
-a wrong password. Passwords follow ``password_policy``.
+``Invitation``, which becomes a membership when that account's session is next used). Sign-up
+(``api.accounts.sign_up``) answers the same for a taken address; login failures say the same thing
+for a missing account and a wrong password. Passwords follow ``password_policy``.
 
 A browser session ends at its absolute expiry, after ``idle_timeout_s`` without a request
 (OWASP ASVS 5.0 V7.3.1), at logout, when the user signs out everywhere, and when the password

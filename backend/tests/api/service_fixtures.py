@@ -61,8 +61,12 @@ class Actor:
 
 def sign_up(client: TestClient, email: str | None = None) -> Actor:
     email = email or f"user-{uuid.uuid4().hex[:10]}@example.com"
-    response = client.post("/api/v1/auth/signup", json={"email": email, "password": PASSWORD})
-    assert response.status_code == 201, response.text
+    credentials = {"email": email, "password": PASSWORD}
+    created = client.post("/api/v1/auth/signup", json=credentials)
+    assert created.status_code == 202, created.text
+    # Sign-up starts no session (its answer is the same for a taken address): sign in.
+    response = client.post("/api/v1/auth/login", json=credentials)
+    assert response.status_code == 200, response.text
     body = response.json()
     return Actor(
         email=email,

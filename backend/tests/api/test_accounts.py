@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from tcplens.main import create_app
 from tcplens.settings import Settings
@@ -35,12 +35,14 @@ def make_client(app_settings: Settings, engine: Engine) -> Iterator[object]:
         client.__exit__(None, None, None)
 
 
-def test_sign_up_sets_a_secure_http_only_session_cookie(make_client) -> None:  # type: ignore[no-untyped-def]
+def test_sign_in_after_sign_up_sets_a_secure_http_only_session_cookie(make_client) -> None:  # type: ignore[no-untyped-def]
     client = make_client()
-    response = client.post(
-        "/api/v1/auth/signup", json={"email": "Alice@Example.com", "password": PASSWORD}
-    )
-    assert response.status_code == 201
+    email = f"Alice-{uuid.uuid4().hex[:6]}@Example.com"
+    created = client.post("/api/v1/auth/signup", json={"email": email, "password": PASSWORD})
+    assert created.status_code == 202
+    assert created.headers.get_list("set-cookie") == []
+    response = client.post("/api/v1/auth/login", json={"email": email, "password": PASSWORD})
+    assert response.status_code == 200
     cookies = response.headers.get_list("set-cookie")
     # the __Host- prefix: Secure, Path=/, no Domain (RFC 6265bis §4.1.3.2)
     session_cookie = next(c for c in cookies if c.startswith("__Host-tcplens_session="))
@@ -49,18 +51,56 @@ def test_sign_up_sets_a_secure_http_only_session_cookie(make_client) -> None:  #
     assert any(c.startswith("__Host-tcplens_csrf=") for c in cookies)
     assert "samesite=lax" in session_cookie.lower()
     body = response.json()
-    assert body["user"]["email"] == "alice@example.com"
+    assert body["user"]["email"] == email.lower()
     assert body["workspaces"][0]["role"] == "owner"
-    assert client.get("/api/v1/auth/me").json()["user"]["email"] == "alice@example.com"
+    assert client.get("/api/v1/auth/me").json()["user"]["email"] == email.lower()
 
 
-def test_duplicate_sign_up_and_weak_password_are_refused(make_client) -> None:  # type: ignore[no-untyped-def]
-    client = make_client()
-    actor = sign_up(client)
-    again = make_client().post(
-        "/api/v1/auth/signup", json={"email": actor.email, "password": PASSWORD}
+def test_sign_up_answers_the_same_for_a_taken_address_and_leaves_its_account_alone(  # type: ignore[no-untyped-def]
+    make_client, engine: Engine
+) -> None:
+    actor = sign_up(make_client())
+    other_password = "a different passphrase entirely 7"
+    free = make_client().post(
+        "/api/v1/auth/signup",
+        json={"email": f"free-{uuid.uuid4().hex[:8]}@example.com", "password": other_password},
     )
-    assert again.status_code == 409 and again.json()["code"] == "email_taken"
+    taken_client = make_client()
+    taken = taken_client.post(
+        "/api/v1/auth/signup", json={"email": actor.email.upper(), "password": other_password}
+    )
+    assert (
+        (taken.status_code, taken.json())
+        == (free.status_code, free.json())
+        == (
+            202,
+            {"detail": free.json()["detail"]},
+        )
+    )
+    for answer in (free, taken):
+        assert answer.headers.get_list("set-cookie") == []
+        assert answer.headers["content-type"] == "application/json"
+    # No session for whoever asked, and the account is as it was: one user, its own password.
+    assert taken_client.get("/api/v1/auth/me").status_code == 401
+    with engine.connect() as connection:
+        users = connection.execute(
+            text("SELECT count(*) FROM users WHERE email = :e"), {"e": actor.email}
+        ).scalar_one()
+    assert users == 1
+    login = make_client().post
+    assert (
+        login(
+            "/api/v1/auth/login", json={"email": actor.email, "password": other_password}
+        ).status_code
+        == 401
+    )
+    assert (
+        login("/api/v1/auth/login", json={"email": actor.email, "password": PASSWORD}).status_code
+        == 200
+    )
+
+
+def test_a_weak_password_is_refused_at_sign_up(make_client) -> None:  # type: ignore[no-untyped-def]
     weak = make_client().post(
         "/api/v1/auth/signup", json={"email": "b@example.com", "password": "x"}
     )

@@ -71,7 +71,7 @@ def test_forwarded_for_from_an_untrusted_peer_does_not_make_a_new_client(direct:
     status, _ = _post(
         f"{direct}/api/v1/auth/signup", {"email": email, "password": PASSWORD}, "198.51.100.1"
     )
-    assert status == 201
+    assert status == 202
     answers = [
         _post(
             f"{direct}/api/v1/auth/login",
@@ -102,7 +102,7 @@ def test_logins_are_limited_per_account_whatever_the_address(proxied: str) -> No
     status, _ = _post(
         f"{proxied}/api/v1/auth/signup", {"email": email, "password": PASSWORD}, "198.51.100.1"
     )
-    assert status == 201
+    assert status == 202
     statuses = [
         _post(
             f"{proxied}/api/v1/auth/login",
@@ -122,7 +122,7 @@ def test_logins_are_limited_per_account_whatever_the_address(proxied: str) -> No
         _post(f"{proxied}/api/v1/auth/signup", {"email": other, "password": PASSWORD}, "192.0.2.9")[
             0
         ]
-        == 201
+        == 202
     )
     status, _ = _post(
         f"{proxied}/api/v1/auth/login", {"email": other, "password": PASSWORD}, "192.0.2.9"

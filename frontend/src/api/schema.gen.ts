@@ -99,7 +99,13 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign Up */
+        /**
+         * Create an account, then sign in: the same answer whether or not the address has one
+         * @description An address that already has an account gets the same answer, at the same cost (the
+         *     password is checked and hashed either way), and that account is left as it was: the answer
+         *     never says which addresses have accounts. No session starts: whoever signs up signs in next,
+         *     which only the holder of the account's password can.
+         */
         post: operations["sign_up_api_v1_auth_signup_post"];
         delete?: never;
         options?: never;
@@ -1301,6 +1307,15 @@ export interface components {
             /** Revoked At */
             revoked_at: string | null;
         };
+        /**
+         * SignUpAccepted
+         * @description The answer to a sign-up, the same whether or not the address already had an account (so
+         *     it tells nobody which addresses do); it starts no session: sign in next.
+         */
+        SignUpAccepted: {
+            /** Detail */
+            detail: string;
+        };
         /** TokenCreate */
         TokenCreate: {
             /**
@@ -1680,12 +1695,12 @@ export interface operations {
         };
         responses: {
             /** @description Successful Response */
-            201: {
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionOut"];
+                    "application/json": components["schemas"]["SignUpAccepted"];
                 };
             };
             /** @description The request was refused: the problem says why (`code`) */

@@ -41,13 +41,18 @@ export interface CredentialsInput {
   password: string;
 }
 
+/**
+ * Sign in; for "signup", create the account first. Sign-up answers the same whether or not the
+ * address already had an account and starts no session (so it tells nobody which addresses
+ * have one): the sign-in that follows is what opens the new account, and only with its password.
+ */
 export function useSignIn(mode: "login" | "signup") {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: (body: CredentialsInput) =>
-      mode === "login"
-        ? unwrap(api.POST("/api/v1/auth/login", { body }))
-        : unwrap(api.POST("/api/v1/auth/signup", { body })),
+    mutationFn: async (body: CredentialsInput) => {
+      if (mode === "signup") await unwrap(api.POST("/api/v1/auth/signup", { body }));
+      return unwrap(api.POST("/api/v1/auth/login", { body }));
+    },
     onSuccess: (session) => {
       client.clear();
       client.setQueryData(SESSION_KEY, session);

@@ -1,7 +1,7 @@
 import { useId, useState } from "react";
 import { Link, Navigate, useNavigate, useSearchParams } from "react-router";
-import { errorMessage } from "../../api/http";
 import { useSession, useSignIn } from "../../api/session";
+import { signInProblem } from "./signInProblem";
 
 /** Where to go after signing in: only a path on this site (never an open redirect). */
 function safeNext(next: string | null): string {
@@ -99,7 +99,7 @@ function AuthCard({ mode }: { mode: "login" | "signup" }) {
         </div>
         {signIn.isError && (
           <p className="form-error" role="alert">
-            {errorMessage(signIn.error)}
+            {signInProblem(mode, signIn.error)}
           </p>
         )}
         <button
