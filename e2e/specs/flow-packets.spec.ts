@@ -50,6 +50,8 @@ function tsharkFrames(
 
 test("a flow's packets come from its slice and keep the capture's frame numbers", async ({
   page,
+  browser,
+  baseURL,
 }) => {
   test.setTimeout(180_000);
   const csrf = await signUp(page.request);
@@ -99,4 +101,22 @@ test("a flow's packets come from its slice and keep the capture's frame numbers"
   expect(asked.filter((p) => p.endsWith(`/captures/${id}/file`))).toEqual([]);
   const slice = await page.request.get(`${flowPath}/packets`);
   expect(slice.headers()["x-tcplens-slice-frames"]).toBe(String(expected.length));
+
+  // Through a share link that opens the analysis only, the payloads stay home: the panel says
+  // why instead of offering the packets.
+  const link = (await (
+    await page.request.post(`/api/v1/captures/${id}/shares`, {
+      data: { allow_download: false },
+      headers: { "X-CSRF-Token": csrf },
+    })
+  ).json()) as { token: string };
+  const visitor = await browser.newContext({ baseURL: baseURL as string });
+  try {
+    const shared = await visitor.newPage();
+    await shared.goto(`/shared/${link.token}/flows/${flow.id}`);
+    await expect(shared.getByLabel("Packet details")).toContainText("opens the analysis only");
+    await expect(shared.getByRole("button", { name: "list this flow's packets" })).toHaveCount(0);
+  } finally {
+    await visitor.close();
+  }
 });

@@ -89,7 +89,13 @@ function FlowPage({ scope, flowId }: { scope: CaptureScope; flowId: number }) {
       {findings.isSuccess && about.length > 0 && (
         <Diagnosis scope={scope} findings={about} showAll onShowAll={() => undefined} />
       )}
-      <FlowAnalysis scope={scope} flowId={flowId} flow={flow} findings={findings.data ?? []} />
+      <FlowAnalysis
+        scope={scope}
+        flowId={flowId}
+        flow={flow}
+        findings={findings.data ?? []}
+        packetsAllowed={capture.data?.download_allowed ?? false}
+      />
     </div>
   );
 }

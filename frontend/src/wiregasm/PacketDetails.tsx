@@ -15,6 +15,8 @@ import "./wiregasm.css";
 export function PacketDetails(props: {
   capturePath: string;
   flowId: number;
+  /** Whether the viewer may have the packets (payloads): a share link only if it serves the file. */
+  allowed: boolean;
   selected: number | null;
   onSelect: (frame: number | null) => void;
 }) {
@@ -31,7 +33,7 @@ export function PacketDetails(props: {
   }, [props.selected]);
 
   useEffect(() => {
-    if (!wanted || !dissector) return;
+    if (!wanted || !dissector || !props.allowed) return;
     let cancelled = false;
     setPackets(null);
     dissector.open(flowPath).then(
@@ -43,7 +45,7 @@ export function PacketDetails(props: {
     return () => {
       cancelled = true;
     };
-  }, [wanted, dissector, flowPath]);
+  }, [wanted, dissector, flowPath, props.allowed]);
 
   useEffect(() => {
     if (!packets || props.selected === null) {
@@ -73,6 +75,17 @@ export function PacketDetails(props: {
       cancelled = true;
     };
   }, [packets, props.selected]);
+
+  if (!props.allowed) {
+    return (
+      <section className="packet-details packet-details--idle" aria-label="Packet details">
+        <p>
+          This share link opens the analysis only: its owner did not let it serve the packets, so
+          Wireshark's dissection of them is not available here.
+        </p>
+      </section>
+    );
+  }
 
   if (!wanted) {
     return (

@@ -26,6 +26,8 @@ export function FlowAnalysis(props: {
   flowId: number;
   flow: FlowFacts | undefined;
   findings: readonly FindingEvidence[];
+  /** Whether the viewer may have the packets (the capture's `download_allowed`). */
+  packetsAllowed: boolean;
 }) {
   const [params, setParams] = useSearchParams();
   const flowView = readFlowView(params, busiestDirection(props.flow?.summary));
@@ -90,6 +92,7 @@ export function FlowAnalysis(props: {
       <PacketDetails
         capturePath={capturePath}
         flowId={props.flowId}
+        allowed={props.packetsAllowed}
         selected={flowView.frame}
         onSelect={(frame) => change({ frame }, false)}
       />
