@@ -19,10 +19,12 @@ let alice: BrowserContext;
 let page: Page;
 let captureUrl = "";
 
+const aliceEmail = newEmail("alice");
+
 test.beforeAll(async ({ browser }) => {
   alice = await browser.newContext({ baseURL: process.env.TCPLENS_E2E_BASE_URL });
   page = await alice.newPage();
-  await signUpInBrowser(page, newEmail("alice"));
+  await signUpInBrowser(page, aliceEmail);
 });
 
 test.afterAll(async () => {
@@ -151,6 +153,55 @@ test("the share link opens the same diagnosis without signing in", async ({ brow
   ).toBeVisible();
   await expect(strangerPage.getByRole("link", { name: "Go to your captures" })).toHaveCount(0);
   await stranger.close();
+});
+
+test("the owner reviews every share link of the workspace and revokes one", async () => {
+  expect(captureUrl, "the first test uploaded a capture").not.toBe("");
+  const captureId = captureUrl.split("/").pop() as string;
+  const csrf = (await alice.storageState()).cookies.find(
+    (c) => c.name === "__Host-tcplens_csrf" || c.name === "tcplens_csrf",
+  );
+  const made = await page.request.post(`/api/v1/captures/${captureId}/shares`, {
+    data: { expires_in_s: 2 * 86_400, allow_download: true },
+    headers: { "X-CSRF-Token": csrf?.value ?? "" },
+  });
+  expect(made.status()).toBe(201);
+  const { id, token, expires_at } = (await made.json()) as {
+    id: string;
+    token: string;
+    expires_at: string;
+  };
+
+  await page.goto("/settings/members");
+  const table = page.getByRole("table", { name: "Share links of this workspace" });
+  // The one revoked in the dialog above, and the new one (oldest first).
+  await expect(table.locator("tbody tr")).toHaveCount(2);
+  const row = table.locator("tbody tr").nth(1);
+  await expect(row.getByRole("link", { name: "rwnd_small_upload.pcap" })).toHaveAttribute(
+    "href",
+    `/captures/${captureId}`,
+  );
+  await expect(row).toContainText(aliceEmail);
+  // The expiry the API gave the link, written as the page writes dates.
+  const expires = await page.evaluate((iso) => new Date(iso).toLocaleString(), expires_at);
+  await expect(row).toContainText(expires);
+  await expect(row.getByRole("cell", { name: "analysis + file" })).toBeVisible();
+  await expect(row.getByRole("cell", { name: "active" })).toBeVisible();
+  await expect(
+    table.locator("tbody tr").nth(0).getByRole("cell", { name: "revoked" }),
+  ).toBeVisible();
+  await screenshot(page, "08-workspace-share-links");
+
+  await row.getByRole("button", { name: "Revoke this link to rwnd_small_upload.pcap" }).click();
+  await expect(row.getByRole("cell", { name: "revoked" })).toBeVisible();
+  await expect(table.getByRole("button", { name: /^Revoke/ })).toHaveCount(0);
+  const shared = await page.request.get(`/api/v1/shared/${token}`);
+  expect(shared.status()).toBe(410);
+  const listed = await page.request.get(`/api/v1/captures/${captureId}/shares`);
+  const revoked = ((await listed.json()) as { id: string; revoked_at: string | null }[]).find(
+    (l) => l.id === id,
+  );
+  expect(revoked?.revoked_at).not.toBeNull();
 });
 
 test("someone from another workspace gets 'not found' for the capture's URL", async ({

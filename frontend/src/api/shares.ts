@@ -1,4 +1,5 @@
-// Share links of one capture: create (the token is shown once), list, revoke.
+// Share links of one capture: create (the token is shown once), list, revoke; and every link of a
+// workspace, which its owners review.
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, unwrap } from "./http";
@@ -42,5 +43,37 @@ export function useRevokeShareLink(captureId: string) {
         }),
       ),
     onSuccess: () => client.invalidateQueries({ queryKey: sharesKey(captureId) }),
+  });
+}
+
+const workspaceSharesKey = (workspaceId: string) => ["workspace", workspaceId, "shares"] as const;
+
+/** Every link to the workspace's captures (the API answers only to its owners), oldest first. */
+export function useWorkspaceShareLinks(workspaceId: string) {
+  return useQuery({
+    queryKey: workspaceSharesKey(workspaceId),
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET("/api/v1/workspaces/{workspace_id}/shares", {
+          params: { path: { workspace_id: workspaceId } },
+          signal,
+        }),
+      ),
+  });
+}
+
+export function useRevokeWorkspaceShareLink(workspaceId: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (link: { id: string; capture_id: string }) =>
+      unwrap(
+        api.DELETE("/api/v1/captures/{capture_id}/shares/{link_id}", {
+          params: { path: { capture_id: link.capture_id, link_id: link.id } },
+        }),
+      ),
+    onSuccess: (_, link) => {
+      client.invalidateQueries({ queryKey: workspaceSharesKey(workspaceId) });
+      client.invalidateQueries({ queryKey: sharesKey(link.capture_id) });
+    },
   });
 }

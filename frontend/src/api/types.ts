@@ -19,6 +19,7 @@ export type ApiTokenIssued = Schemas["TokenIssued"];
 export type TokenScope = ApiToken["scopes"][number];
 export type ShareLink = Schemas["ShareLinkOut"];
 export type ShareLinkIssued = Schemas["ShareLinkIssued"];
+export type WorkspaceShareLink = Schemas["WorkspaceShareLinkOut"];
 export type CaptureStatus = Capture["status"];
 export type IfFixed = Schemas["IfFixed"];
 export type Comparison = Schemas["ComparisonOut"];

@@ -10,6 +10,7 @@ import {
 } from "../../api/workspaces";
 import { Skeleton } from "../../app/Skeleton";
 import { useCurrentWorkspace } from "../../app/workspace";
+import { WorkspaceShareLinks } from "./WorkspaceShareLinks";
 
 /** Who can see this workspace's captures; owners invite people by e-mail address. */
 export function MembersPage() {
@@ -129,6 +130,7 @@ function Members({ workspace }: { workspace: Workspace }) {
           </tbody>
         </table>
       )}
+      {isOwner && <WorkspaceShareLinks workspace={workspace} />}
     </div>
   );
 }
