@@ -159,6 +159,23 @@ describe("refused uploads", () => {
     });
   });
 
+  it("the workspace's analysis queue is full: how many wait, and when to try again", () => {
+    const full = new ApiError({
+      type: "urn:tcplens:problem:analysis_queue_full",
+      title: "Too many analyses waiting",
+      status: 429,
+      detail: "the workspace already has 10 analyses waiting (at most 10)",
+      code: "analysis_queue_full",
+      ...{ retry_after_s: 30, queued: 10, limit: 10 },
+    });
+    expect(uploadErrorState(full, file)).toMatchObject({
+      kind: "failed",
+      title: "Too many analyses waiting",
+      message:
+        "This workspace already has 10 captures waiting to be analysed, the most it may have. Upload notes.txt again when one has started (in about 30 s).",
+    });
+  });
+
   it("network failure: the browser's reason", () => {
     expect(uploadErrorState(new Error("the server could not be reached"), file)).toMatchObject({
       title: "The upload did not finish",

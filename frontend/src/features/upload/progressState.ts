@@ -84,6 +84,16 @@ export function uploadErrorState(
     }
     case 429: {
       const wait = typeof extra.retry_after_s === "number" ? extra.retry_after_s : null;
+      if (problem.code === "analysis_queue_full") {
+        const limit = typeof extra.limit === "number" ? extra.limit : null;
+        return {
+          kind: "failed",
+          title: "Too many analyses waiting",
+          message: limit
+            ? `This workspace already has ${limit} captures waiting to be analysed, the most it may have. Upload ${file.name} again when one has started${wait ? ` (in about ${wait} s)` : ""}.`
+            : problem.detail,
+        };
+      }
       return {
         kind: "failed",
         title: "Too many uploads at once",
