@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -27,7 +28,9 @@ def run(names: list[str] | None, ci_only: bool, out: Path, pairs: bool = False) 
         and (s.ci or not ci_only)
     ]
     out.mkdir(parents=True, exist_ok=True)
-    manifest: dict[str, Any] = {}
+    # --only remakes those captures and keeps the rest of an earlier run's manifest
+    earlier = out / lab_manifest.NAME
+    manifest: dict[str, Any] = json.loads(earlier.read_text()) if names and earlier.exists() else {}
     for sc in scenarios:
         try:
             entry = runner.run_scenario(sc, out)

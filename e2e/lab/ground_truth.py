@@ -10,6 +10,7 @@ Nagle), the application's own timings are used and the check says so (source "ap
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable
 from typing import Any
@@ -223,11 +224,30 @@ def bandwidth(e: Entry) -> list[Check]:
 INFINITE_SSTHRESH = 0x7FFFFFFF
 
 
+# Linux's initial congestion window, in segments (RFC 6928; TCP_INIT_CWND in include/net/tcp.h).
+INIT_CWND = 10
+
+
 def slow_start(e: Entry) -> list[Check]:
     s = e["kernel"]["sender"]
     infos = e["kernel"]["sender_tcp_info"]
     never_left = all(i.get("snd_ssthresh") in (None, INFINITE_SSTHRESH) for i in infos)
+    # Slow start doubles the window each round trip from INIT_CWND segments: the transfer needs
+    # ceil(log2(segments / INIT_CWND + 1)) rounds after the request's. An exchange much longer
+    # than that (a process held up between connect() and send(), as CPU contention does) made
+    # another situation than the scenario's.
+    segments = math.ceil(e["app"]["size"] / infos[0].get("snd_mss", 1448)) if infos else 0
+    rounds = math.ceil(math.log2(segments / INIT_CWND + 1))
+    bound = (rounds + 1) * e["rtt_ms"] / 1000 + 0.1
+    slowest = max(e["client"]["request_s"], default=0.0)
     return [
+        _check(
+            f"the exchange took no longer than its {rounds} slow-start rounds and the request's "
+            "round trip (+100 ms)",
+            slowest <= bound,
+            round(slowest, 4),
+            "app",
+        ),
         _check(
             "the sender never left slow start (snd_ssthresh still TCP_INFINITE_SSTHRESH)",
             never_left and bool(infos),

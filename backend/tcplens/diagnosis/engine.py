@@ -97,13 +97,16 @@ def _confidence(
     rows = np.asarray([fl - 1 for fl in f.flows if 0 < fl <= len(analysis.flows)], np.int64)
     seg = analysis.segments
     vantage = sorted({VANTAGE_NAMES[v] for v in analysis.flows.vantage[rows].tolist()})
-    missing = backwards = 0
-    for r in rows.tolist():
-        lo, hi = int(seg.offsets[2 * r]), int(seg.offsets[2 * r + 2])
-        missing += int(np.count_nonzero(seg.events[lo:hi] & LOST_SEGMENT))
-        for d in (0, 1):
-            a, b = int(seg.offsets[2 * r + d]), int(seg.offsets[2 * r + d + 1])
-            backwards += int(np.count_nonzero(np.diff(seg.time_ns[a:b]) < 0))
+    # (counted over the flows' segment ranges with running sums: a finding may name many flows)
+    lost = np.concatenate(([0], np.cumsum((seg.events & LOST_SEGMENT) != 0)))
+    missing = int((lost[seg.offsets[2 * rows + 2]] - lost[seg.offsets[2 * rows]]).sum())
+    earlier = np.zeros(seg.time_ns.size, np.bool_)  # a segment captured before the one before it
+    earlier[1:] = seg.time_ns[1:] < seg.time_ns[:-1]
+    went_back = np.concatenate(([0], np.cumsum(earlier)))
+    backwards = 0
+    for d in (0, 1):  # each direction's segments, the first of each not compared
+        a, b = seg.offsets[2 * rows + d], seg.offsets[2 * rows + d + 1]
+        backwards += int(np.where(b > a, went_back[b] - went_back[np.minimum(a + 1, b)], 0).sum())
     first = f.flows[0] if f.flows else None
     inferred = (
         ["window_scale"]

@@ -307,8 +307,16 @@ def label_transfer(  # type: ignore[no-untyped-def]
                     f = codes[C_SLOW_START]
                 label[i] = f
                 continue
-            # 5. paused although ACKs freed room and data was outstanding
-            if gap > pause_gap and (ack_v - _at(ack_cum, at_start[i], 0)) >= 2 * seg:
+            # 5. paused although ACKs freed room and data was outstanding -- unless a queue
+            # stood at the bottleneck: a round trip above its minimum means more than the
+            # path's bandwidth-delay product was in flight (Kleinrock's operating point, the
+            # model of BBR, Cardwell et al. 2016), so no cap at the sender held it; the pause
+            # is the ACK clock of a full link (or the kernel's own TSQ/pacing), step 6's case
+            if (
+                gap > pause_gap
+                and (ack_v - _at(ack_cum, at_start[i], 0)) >= 2 * seg
+                and rtt_now[i] <= inflated
+            ):
                 label[i] = codes[C_SENDER_BUFFER]
                 continue
         # 6. the congestion window -- unless the pause outlasted any round trip: with data

@@ -5,6 +5,7 @@ prove it, and stays silent where it is not."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from functools import cache
@@ -118,7 +119,9 @@ def test_bandwidth_says_the_path_was_the_limit() -> None:
     f = finding("bottleneck_download", "bandwidth-limited")
     assert f is not None and f.severity == "info"
     assert "the path itself was the limit" in f.summary
-    assert "sent at 15 Mbit/s" in f.summary
+    # the lab's bottleneck is 15 Mbit/s (manifest): the rate it measured is within 10 % of it
+    sent = re.search(r"sent at ([\d.]+) Mbit/s", f.summary)
+    assert sent is not None and abs(float(sent.group(1)) - 15) <= 1.5
     assert "round trip grew from 31 ms to 63 ms" in f.summary
     assert finding("rcvbuf_locked_download", "bandwidth-limited") is None
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 from lab.catalogue.exchanges import application, connection_setup, dns, nagle_delayed_ack
-from lab.catalogue.generalise import heldout, several_flows, slow_start
+from lab.catalogue.generalise import fresh, heldout, several_flows, slow_start
 from lab.catalogue.paths import bandwidth, bulk_control, loss, pooled_control
 from lab.catalogue.windows import receiver_app, receiver_window, sender_buffer
 from lab.scenario import Scenario
@@ -43,6 +43,7 @@ def catalogue() -> list[Scenario]:
         *slow_start(),
         *several_flows(),
         *heldout(),
+        *fresh(),
     ]
     # The same transfer captured at both ends in one run (capture-point invariance).
     scenarios = [

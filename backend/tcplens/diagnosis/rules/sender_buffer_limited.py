@@ -20,7 +20,10 @@ Thresholds
     "ACKs freed at least two segments during a pause longer than 10 % of the RTT" and "in flight
     below 90 % of what it was earlier" are relative to the flow's own RTT and segment size. On
     sndbuf_small_upload (SO_SNDBUF 8 KB, 80 ms) 60 % of the time is labelled this way, on the
-    autotuned bulk transfers under 4 %.
+    autotuned bulk transfers under 4 %. A pause while the round trip stood above its minimum
+    (by bandwidth-limited's 25 % / 2 ms) is not this: a queue at the bottleneck means more than
+    the path's bandwidth-delay product was in flight, so nothing at the sender capped it (a
+    200 Mbit/s, 3 ms transfer paused by the kernel's TCP small queues while 18 ms of queue stood).
 """
 
 from __future__ import annotations
