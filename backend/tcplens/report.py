@@ -19,7 +19,7 @@ import numpy.typing as npt
 import orjson
 
 import tcplens
-from tcplens.capture.table import Capture, endpoint_text
+from tcplens.capture.table import Capture, encapsulation_text, endpoint_text
 from tcplens.tcp.model import VANTAGE_NAMES, Segments, TcpAnalysis
 
 # (limiting_factor, factor_shares) per flow id, from the diagnosis
@@ -57,9 +57,10 @@ def compose_report(
 def flows_json(
     analysis: TcpAnalysis, origin_ns: int, verdicts: FlowVerdicts
 ) -> list[dict[str, Any]]:
-    """DESIGN.md ``flows`` entries, plus ``vantage`` (where the capture point sits) and
+    """DESIGN.md ``flows`` entries, plus ``vantage`` (where the capture point sits),
     ``window_scale`` (each side's shift; null when the handshake was not captured, because
-    the windows of that side then cannot be read in bytes).
+    the windows of that side then cannot be read in bytes) and ``encapsulation`` (the tunnels
+    its packets came through, e.g. ``"VLAN+PPPoE"``; null for none).
 
     Columnar: each field is made for all flows at once (numpy, then ``tolist``) and the loop
     only assembles the dicts: a capture of 100k short flows has 100k of them."""
@@ -85,6 +86,7 @@ def flows_json(
         _none_if_negative(f.window_scale_client),
         _none_if_negative(f.window_scale_server),
         timelines_json(analysis, origin_ns),
+        [encapsulation_text(layers) for layers in f.encapsulation.tolist()],
         strict=True,
     )
     # one dict per flow: output formatting, not analysis
@@ -105,9 +107,11 @@ def flows_json(
             "vantage": va,
             "window_scale": {"client": ws_c, "server": ws_s},
             "timeline": tl,
+            "encapsulation": en,
         }
         for (
-            fid, cl, sv, st, du, b_cs, b_sc, pk, hs, r0, r1, r2, rt, factor, share, va, ws_c, ws_s, tl
+            fid, cl, sv, st, du, b_cs, b_sc, pk, hs, r0, r1, r2, rt, factor, share, va, ws_c, ws_s, tl,
+            en,
         ) in columns
     ]  # fmt: skip
 

@@ -267,6 +267,12 @@ class FlowSummary(BaseModel):
     vantage: str | None = Field(default=None, description="Where the capture point sits")
     window_scale: WindowScale | None = None
     timeline: FlowTimeline | None = None
+    encapsulation: str | None = Field(
+        default=None,
+        description="The tunnels its packets came through, outermost kinds first, joined by "
+        "'+' (VLAN, MPLS, PPPoE, GRE, ERSPAN, 802.11, IPIP, 6in4, 4in6, 6in6, VXLAN, Geneve, "
+        "GTP-U); null for none",
+    )
 
 
 class FlowOut(BaseModel):

@@ -12,6 +12,7 @@ from tcplens.capture.addresses import U64
 from tcplens.capture.memory import anonymous_memory
 from tcplens.capture.records import DecodeChunk
 from tcplens.capture.table import DONE_AFTER_EVENTS, DONE_AFTER_FLOWS, I64, dense_layout
+from tcplens.capture.undecoded import UNDECODED_SLOTS
 
 Columns = dict[str, Any]
 
@@ -26,6 +27,8 @@ class DecodeScratch:
     ts_bounds: I64
     dns_count: I64
     dns: I64
+    undecoded: I64
+    undecoded_n: I64
 
     @classmethod
     def for_chunks(cls, chunks: list[DecodeChunk]) -> DecodeScratch:
@@ -40,13 +43,15 @@ class DecodeScratch:
             np.empty(parts, np.int64),
             # the UDP port-53 packets of a part: room for all its rows, pages touched only if used
             np.empty((3, parts, largest), np.int64),
+            np.empty((parts, UNDECODED_SLOTS, 2), np.int64),
+            np.empty(parts, np.int64),
         )
 
-    def parts(self, k: int) -> tuple[I64, I64, U64, I64, I64, I64]:
+    def parts(self, k: int) -> tuple[I64, I64, U64, I64, I64, I64, I64, I64]:
         """The outputs for a chunk of ``k`` parts."""
         return (
             self.misses[:k], self.miss_row[:k], self.miss_key[:k], self.ts_bounds[:k],
-            self.dns_count[:k], self.dns[:, :k],
+            self.dns_count[:k], self.dns[:, :k], self.undecoded[:k], self.undecoded_n[:k],
         )  # fmt: skip
 
 
@@ -86,17 +91,27 @@ class Entries:
 @dataclass
 class TableColumns:
     """Columns for ``n`` packets: ``dense`` has a row per packet, the others entries (see
-    ``PacketTable``: SYN options, SACK blocks, long lengths)."""
+    ``PacketTable``: SYN options, SACK blocks, long lengths, tunnels)."""
 
     dense: Columns
     handshake: Entries
     sack_blocks: Entries
     long_lengths: Entries
+    tunnels: Entries
 
     def rows_from(self, first: int) -> TableColumns:
         """The dense columns from row ``first`` on (the entries are shared)."""
         dense = {name: column[first:] for name, column in self.dense.items()}
-        return TableColumns(dense, self.handshake, self.sack_blocks, self.long_lengths)
+        return TableColumns(
+            dense, self.handshake, self.sack_blocks, self.long_lengths, self.tunnels
+        )
+
+    def entries(self) -> Columns:
+        """The entries' columns, as filled so far."""
+        return (
+            self.handshake.columns() | self.sack_blocks.columns()
+            | self.long_lengths.columns() | self.tunnels.columns()
+        )  # fmt: skip
 
 
 def allocate_columns(n: int, pcap: bool, *, populate: bool = True) -> TableColumns:
@@ -111,7 +126,7 @@ def allocate_columns(n: int, pcap: bool, *, populate: bool = True) -> TableColum
     huge pages, whose first touches stall in memory compaction on this shared machine
     (bulk_5M read: 1.2-1.6 s of system time with them, 0.4 s without). A pcap has no
     per-packet interface and link type columns.
-    The entries (SYN options, SACK blocks, long lengths) get room for one per packet (blocks:
+    The entries (SYN options, SACK blocks, long lengths, tunnels) get room for one per packet (blocks:
     more if they come, see ``Entries.room``), mapped but touched only where written.
     """
     dense = _blocks({name: (n, np.dtype(dtype)) for name, dtype in dense_layout(pcap)}, populate)
@@ -120,6 +135,7 @@ def allocate_columns(n: int, pcap: bool, *, populate: bool = True) -> TableColum
         Entries(HANDSHAKE, n),
         Entries(SACK_BLOCKS, n),
         Entries(LONG_LENGTHS, n),
+        Entries(TUNNELS, n),
     )
 
 
@@ -144,6 +160,12 @@ LONG_LENGTHS: tuple[tuple[str, type], ...] = (
 )
 
 
+TUNNELS: tuple[tuple[str, type], ...] = (
+    ("tunnel_rows", np.uint32),
+    ("tunnel_layers", np.uint16),
+)
+
+
 def join_pieces(pieces: list[TableColumns]) -> Columns:
     """One set of columns from the per-window pieces, freeing each piece's column as it goes.
 
@@ -153,10 +175,7 @@ def join_pieces(pieces: list[TableColumns]) -> Columns:
         pieces = [allocate_columns(0, False)]
     parts: dict[str, list[Any]] = {}
     for piece in pieces:
-        for name, column in [
-            *piece.dense.items(), *piece.handshake.columns().items(),
-            *piece.sack_blocks.columns().items(), *piece.long_lengths.columns().items(),
-        ]:  # fmt: skip
+        for name, column in [*piece.dense.items(), *piece.entries().items()]:
             parts.setdefault(name, []).append(column)
     pieces.clear()
     joined = {name: arrays for name, arrays in parts.items() if len(arrays) > 1}

@@ -35,6 +35,7 @@ from tcplens.capture.table import (
     U32,
     B,
 )
+from tcplens.capture.undecoded import UNDECODED_SLOTS
 
 TCPOPT_EOL = 0
 TCPOPT_NOP = 1
@@ -123,6 +124,21 @@ def _address_id(
     return k
 
 
+@inline_kernel
+def _count_undecoded(undecoded: I64, p: int, kinds: int, unknown: int) -> int:
+    """Count one packet of kind ``unknown`` in part ``p``'s table; returns its kinds now."""
+    for j in range(kinds):
+        if undecoded[p, j, 0] == unknown:
+            undecoded[p, j, 1] += 1
+            return kinds
+    if kinds < UNDECODED_SLOTS - 1:
+        undecoded[p, kinds, 0] = unknown
+        undecoded[p, kinds, 1] = 1
+        return kinds + 1
+    undecoded[p, UNDECODED_SLOTS - 1, 1] += 1
+    return kinds
+
+
 @parallel_kernel
 def decode_packets(
     buf: U8, data_offset: I64, part_first: I64, part_pos: I64, record_header: int, big: bool, nanoseconds: bool, if_link: U16,
@@ -137,7 +153,8 @@ def decode_packets(
     hs_fill: int, hs_row: U32, hs_mss: I32, hs_wscale: I8, hs_sack_perm: B,
     block_fill: int, block_row: U32, block_left: U32, block_right: U32,
     long_fill: int, long_row: U32, long_caplen: U32, long_origlen: U32, long_payload: U32,
-) -> tuple[int, int, int]:  # fmt: skip
+    tunnel_fill: int, tunnel_row: U32, tunnel_layers: U16, undecoded: I64, undecoded_n: I64,
+) -> tuple[int, int, int, int]:  # fmt: skip
     """Decode every record into its row of the zero-filled columns (absent fields stay 0).
 
     Rows ``part_first[p]`` to ``part_first[p + 1]`` are part ``p``; the parts run on all cores,
@@ -167,13 +184,19 @@ def decode_packets(
     ``long_fill``, in row order; returns their new counts. The arrays must have room for one
     handshake entry, MAX_SACK_BLOCKS blocks and one long entry per row: each part writes from
     its first row's share of that room, then the parts' entries are moved down to follow each
-    other (a copy of the few rows that have them).
+    other (a copy of the few rows that have them). So are the tunnel entries, after the first
+    ``tunnel_fill``: the row and the ``ENCAP_*`` bits of each packet that came through a tunnel.
+
+    What was not decoded (``decode_row``'s last value), per part: ``undecoded_n[p]`` different
+    kinds, ``undecoded[p, j]`` = (kind, count), the kinds beyond ``UNDECODED_SLOTS - 1`` counted
+    together in the last slot, as kind -1.
     """
     parts = part_first.shape[0] - 1
     walking = part_pos.shape[0] > 0
     hs_count = np.zeros(parts, np.int64)
     block_count = np.zeros(parts, np.int64)
     long_count = np.zeros(parts, np.int64)
+    tunnel_count = np.zeros(parts, np.int64)
     taken = np.zeros(1, np.int64)  # parts taken so far: each worker takes the next (in_turn)
     for _worker in numba.prange(WORKERS):  # rows are independent: on all cores
         for p in in_turn(taken, parts):
@@ -184,6 +207,10 @@ def decode_packets(
             hw = hs_fill + lo
             sw = block_fill + MAX_SACK_BLOCKS * lo
             lw = long_fill + lo
+            tw = tunnel_fill + lo
+            kinds = 0
+            undecoded[p, UNDECODED_SLOTS - 1, 0] = -1
+            undecoded[p, UNDECODED_SLOTS - 1, 1] = 0
             pos = part_pos[p] if walking else 0
             dns = 0
             earliest = 0x7FFFFFFFFFFFFFFF
@@ -211,6 +238,7 @@ def decode_packets(
                 # what the packet has is written
                 common = False
                 payload = 0  # in full, from decode_row (the fast path's fits its column)
+                layers = unknown = 0
                 if link == LINKTYPE_ETHERNET:
                     common, s_lo, d_lo, options, stop = ethernet_ipv4_tcp(
                         buf, u, data_offset[u], captured, wire, status, ip_version, ip_proto,
@@ -220,11 +248,17 @@ def decode_packets(
                     s_hi = d_hi = np.uint64(0)
                     dns_at = 0
                 if not common:
-                    s_hi, s_lo, d_hi, d_lo, options, stop, dns_at, payload = decode_row(
+                    s_hi, s_lo, d_hi, d_lo, options, stop, dns_at, payload, layers, unknown = decode_row(
                         buf, u, data_offset[u], captured, wire, link, status, ip_version, ip_proto,
                         src_port, dst_port, tcp_seq, tcp_ack, tcp_flags, tcp_window,
                         tcp_hdr_len, tcp_payload_len16,
                     )  # fmt: skip
+                if layers:
+                    tunnel_row[tw] = first_row + i
+                    tunnel_layers[tw] = layers
+                    tw += 1
+                if unknown:
+                    kinds = _count_undecoded(undecoded, p, kinds, unknown)
                 if dns_at:
                     dns_row[p, dns] = i
                     dns_payload[p, dns] = dns_at
@@ -287,11 +321,14 @@ def decode_packets(
             hs_count[p] = hw - (hs_fill + lo)
             block_count[p] = sw - (block_fill + MAX_SACK_BLOCKS * lo)
             long_count[p] = lw - (long_fill + lo)
+            tunnel_count[p] = tw - (tunnel_fill + lo)
+            undecoded_n[p] = kinds
             ts_bounds[p, 0] = earliest
             ts_bounds[p, 1] = latest
     hs_next = hs_fill
     block_next = block_fill
     long_next = long_fill
+    tunnel_next = tunnel_fill
     for q in range(parts):  # the parts' entries, one after the other (moving down: in order)
         # unsigned indices: with signed ones numba selects per element for negative indices,
         # which keeps LLVM from vectorising these copies (1.3 -> 0.4 ns/packet on bulk)
@@ -319,4 +356,10 @@ def decode_packets(
             long_origlen[dst + j] = long_origlen[src + j]
             long_payload[dst + j] = long_payload[src + j]
         long_next += long_count[q]
-    return hs_next, block_next, long_next
+        src = np.uint64(tunnel_fill + part_start)
+        dst = np.uint64(tunnel_next)
+        for j in range(np.uint64(tunnel_count[q])):
+            tunnel_row[dst + j] = tunnel_row[src + j]
+            tunnel_layers[dst + j] = tunnel_layers[src + j]
+        tunnel_next += tunnel_count[q]
+    return hs_next, block_next, long_next, tunnel_next

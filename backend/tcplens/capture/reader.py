@@ -52,6 +52,7 @@ from tcplens.capture.table import (
     CaptureInfo,
     PacketTable,
 )
+from tcplens.capture.undecoded import UndecodedCount
 
 _BLOCK_TOO_LARGE = -1
 # bytes per record assumed when sizing a pcap's index (Ethernet's minimum frame is 60 + 16):
@@ -102,6 +103,9 @@ def read_capture(
         reading.progress.finish(buffer.source_done(buffer.fill))
     if not set(walker.link_types()) <= set(DECODED_LINK_TYPES):  # else no per-packet pass
         _warn_unsupported_links(packets, reading.warnings)
+    undecoded = reading.undecoded.warning()
+    if undecoded is not None:
+        reading.warnings.append(undecoded)
     info = CaptureInfo(
         format=kind,
         compression=buffer.compression,
@@ -131,6 +135,7 @@ class _Reading:
         self.warnings: list[str] = []
         self.comments: list[str] = []
         self.dns = DnsCollector()
+        self.undecoded = UndecodedCount()
         self.addresses = AddressBook()
         self.final: TableColumns | None = None
         self.pieces: list[TableColumns] = []
@@ -288,11 +293,14 @@ class _Reading:
         nanoseconds = pcap is not None and pcap.nanoseconds
         book = self.addresses
         handshake, blocks, long = columns.handshake, columns.sack_blocks, columns.long_lengths
+        tunnels = columns.tunnels
         for chunk in chunks:
             first, last, offsets = chunk.first, chunk.last, chunk.offsets
             c = {name: column[first:last] for name, column in columns.dense.items()}
             k = chunk.part_first.shape[0] - 1
-            misses, miss_row, miss_key, ts_bounds, dns_count, dns = scratch.parts(k)
+            misses, miss_row, miss_key, ts_bounds, dns_count, dns, undecoded, undecoded_n = (
+                scratch.parts(k)
+            )
             if isinstance(index, PcapngWalk):
                 walked = index.fill(buffer.buf, chunk, c["ts_ns"], c["interface"], lengths)
             else:
@@ -300,7 +308,8 @@ class _Reading:
             h = handshake.room(last - first)
             b = blocks.room(MAX_SACK_BLOCKS * (last - first))
             g = long.room(last - first)
-            handshake.fill, blocks.fill, long.fill = decode_packets(
+            t = tunnels.room(last - first)
+            handshake.fill, blocks.fill, long.fill, tunnels.fill = decode_packets(
                 buffer.buf, offsets, chunk.part_first, chunk.part_pos, walker.record_header, big,
                 nanoseconds, walker.if_link,
                 self.rows + first, c["ts_ns"], c.get("interface", _UNUSED), walked[0], walked[1],
@@ -314,8 +323,10 @@ class _Reading:
                 miss_key, handshake.fill, h["handshake_rows"], h["handshake_mss"],
                 h["handshake_wscale"], h["handshake_sack_perm"], blocks.fill, b["sack_block_row"],
                 b["sack_block_left"], b["sack_block_right"], long.fill, g["long_rows"],
-                g["long_caplen"], g["long_origlen"], g["long_payload"],
+                g["long_caplen"], g["long_origlen"], g["long_payload"], tunnels.fill,
+                t["tunnel_rows"], t["tunnel_layers"], undecoded, undecoded_n,
             )  # fmt: skip
+            self.undecoded.add(undecoded, undecoded_n)
             earliest, latest = int(ts_bounds[:, 0].min()), int(ts_bounds[:, 1].max())
             if self.rows + first == 0:
                 self.earliest, self.latest = earliest, latest
@@ -363,8 +374,7 @@ class _Reading:
         if self.final is not None:
             final, self.final = self.final, None
             columns = {name: column[: self.rows] for name, column in final.dense.items()}
-            columns |= final.handshake.columns() | final.sack_blocks.columns()
-            columns |= final.long_lengths.columns()
+            columns |= final.entries()
         else:
             columns = join_pieces(self.pieces)
         if self.pcap:  # one interface, one link type: the same value for every packet

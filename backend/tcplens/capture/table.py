@@ -2,9 +2,9 @@
 
 This is the contract between the reader (``tcplens.capture``) and the TCP analysis
 (``tcplens.tcp``). Every array has length ``n`` (the number of packets in the file,
-including packets that are not TCP), except ``handshake_*``, ``sack_block_*`` and ``long_*``,
-one entry per packet carrying a SYN option, per SACK block or per packet with a length of 64 KiB
-or more (see ``PacketTable``), and ``addresses``, one row per distinct IP address, which
+including packets that are not TCP), except ``handshake_*``, ``sack_block_*``, ``long_*`` and ``tunnel_*``,
+one entry per packet carrying a SYN option, per SACK block, per packet with a length of 64 KiB
+or more or per packet that came through a tunnel (see ``PacketTable``), and ``addresses``, one row per distinct IP address, which
 ``src_id``/``dst_id`` index.
 
 Absent values use explicit sentinels, never a silent 0 that could be a real value:
@@ -28,6 +28,38 @@ FRAGMENT = np.uint8(4)  # IP fragment: only the first is parsed, later ones neve
 NOT_TCP = np.uint8(8)  # not a TCP segment (UDP, ARP, ICMP, other link type, ...)
 MALFORMED = np.uint8(16)  # headers inconsistent (bad lengths): counted, not analysed
 UNSUPPORTED_LINK = np.uint8(32)  # link type we do not decode: counted and skipped
+
+# encapsulation bits (``PacketTable.tunnel_layers``): the headers crossed to reach the innermost
+# IP header, named as in ``ENCAPSULATION_NAMES`` (the flow's ``encapsulation``)
+ENCAP_VLAN = 1 << 0  # IEEE 802.1Q / 802.1ad tags
+ENCAP_MPLS = 1 << 1  # RFC 3032
+ENCAP_PPPOE = 1 << 2  # RFC 2516
+ENCAP_GRE = 1 << 3  # RFC 2784, RFC 2890 (keys, sequence numbers), RFC 2637 (PPTP)
+ENCAP_ERSPAN = 1 << 4  # Cisco ERSPAN type I, II, III in GRE
+ENCAP_WLAN = 1 << 5  # IEEE 802.11 data frames (Aruba's GRE)
+ENCAP_IPIP = 1 << 6  # IPv4 in IPv4 (RFC 2003)
+ENCAP_6IN4 = 1 << 7  # IPv6 in IPv4 (RFC 4213)
+ENCAP_4IN6 = 1 << 8  # IPv4 in IPv6 (RFC 2473)
+ENCAP_6IN6 = 1 << 9  # IPv6 in IPv6 (RFC 2473)
+ENCAP_VXLAN = 1 << 10  # RFC 7348
+ENCAP_GENEVE = 1 << 11  # RFC 8926
+ENCAP_GTPU = 1 << 12  # 3GPP TS 29.281
+ENCAPSULATION_NAMES = (
+    "VLAN", "MPLS", "PPPoE", "GRE", "ERSPAN", "802.11", "IPIP", "6in4", "4in6", "6in6",
+    "VXLAN", "Geneve", "GTP-U",
+)  # fmt: skip
+
+
+def encapsulation_text(layers: int) -> str | None:
+    """The ``ENCAP_*`` bits as the flow's ``encapsulation``: names joined by ``+``, outermost
+    kinds first; None for none.
+
+    >>> encapsulation_text(ENCAP_VLAN | ENCAP_PPPOE)
+    'VLAN+PPPoE'
+    """
+    names = [name for i, name in enumerate(ENCAPSULATION_NAMES) if layers >> i & 1]
+    return "+".join(names) or None
+
 
 # TCP flag bits (``PacketTable.tcp_flags``), RFC 9293 §3.1 plus RFC 3168 ECE/CWR
 FIN = 0x01
@@ -168,6 +200,10 @@ class PacketTable:
     long_caplen: U32
     long_origlen: U32
     long_payload: U32
+    # the packets that came through a tunnel (rows ascending; see ``capture.tunnels``) and the
+    # ``ENCAP_*`` bits of the headers crossed (their addresses and ports are the innermost ones)
+    tunnel_rows: U32
+    tunnel_layers: U16
     # shape (k, 16), one row per distinct address, in order of first appearance: IPv6, or IPv4
     # as IPv4-mapped IPv6 (::ffff:a.b.c.d); row 0 is :: (see ``capture.addresses``)
     addresses: U8

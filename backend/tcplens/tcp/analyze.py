@@ -105,6 +105,7 @@ class _Endpoints:
     client_port: npt.NDArray[np.uint16]
     server_addr: npt.NDArray[np.uint8]
     server_port: npt.NDArray[np.uint16]
+    encapsulation: npt.NDArray[np.uint16]
 
     @staticmethod
     def of(packets: PacketTable, fa: FlowAssignment) -> _Endpoints:
@@ -126,7 +127,19 @@ class _Endpoints:
             client_port=np.where(from_client, src_port, dst_port),
             server_addr=packets.addresses[np.where(from_client, dst, src)],
             server_port=np.where(from_client, dst_port, src_port),
+            encapsulation=_tunnel_layers(packets, row),
         )
+
+
+def _tunnel_layers(packets: PacketTable, row: I64) -> npt.NDArray[np.uint16]:
+    """The ``ENCAP_*`` bits of each of ``row`` (0: not through a tunnel), from the tunnel
+    entries (rows ascending)."""
+    rows = packets.tunnel_rows
+    if rows.shape[0] == 0:
+        return np.zeros(row.shape[0], np.uint16)
+    at = np.minimum(np.searchsorted(rows, row), rows.shape[0] - 1)
+    layers: npt.NDArray[np.uint16] = np.where(rows[at] == row, packets.tunnel_layers[at], 0)
+    return layers.astype(np.uint16)
 
 
 @dataclass(frozen=True)
@@ -206,4 +219,5 @@ def _flows(
         fin_seen=facts.fin,
         rst_seen=facts.rst,
         vantage=infer_vantage(times.syn_rtt_ns, times.synack_rtt_ns, path.data_ack_min_ns),
+        encapsulation=ends.encapsulation,
     )

@@ -175,6 +175,9 @@ class Flows:
     fin_seen: B
     rst_seen: B
     vantage: U8  # VANTAGE_* code: where the capture point sits between client and server
+    # ENCAP_* bits (capture.table) of the tunnels its packets came through (its first one's);
+    # 0 for none. Its addresses and ports are the innermost ones
+    encapsulation: U16
 
     def __len__(self) -> int:
         return int(self.id.shape[0])

@@ -62,7 +62,6 @@ FLOW_COUNT_DIFFERS: dict[str, str] = {
         "Wireshark dissects the samples as TCP (tcp.stream 1-7); they are not traffic of this "
         "capture's connections"
     ),
-    "zeek_tunnels_gre-aruba.pcap": "TCP in Aruba's GRE carrying 802.11 (issue 27 part 2)",
 }
 
 

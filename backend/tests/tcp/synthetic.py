@@ -96,6 +96,8 @@ def table(segs: list[Seg]) -> PacketTable:
         long_caplen=np.full(len(long), 66, np.uint32),
         long_origlen=col([66 + segs[i].length for i in long], np.uint32),
         long_payload=col([segs[i].length for i in long], np.uint32),
+        tunnel_rows=np.zeros(0, np.uint32),
+        tunnel_layers=np.zeros(0, np.uint16),
         addresses=np.frombuffer(b"".join(address_ids), np.uint8).reshape(-1, 16).copy(),
     )
 

@@ -70,6 +70,7 @@ def test_handshake_rtt_is_unknown_when_either_half_is() -> None:
         fin_seen=np.ones(n, bool),
         rst_seen=np.zeros(n, bool),
         vantage=np.zeros(n, np.uint8),
+        encapsulation=np.zeros(n, np.uint16),
     )
     assert flows.handshake_rtt_ns.tolist() == [30, -1, -1]
     assert len(flows) == 3

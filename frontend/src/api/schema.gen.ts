@@ -981,6 +981,11 @@ export interface components {
             /** Duration S */
             duration_s: number;
             /**
+             * Encapsulation
+             * @description The tunnels its packets came through, outermost kinds first, joined by '+' (VLAN, MPLS, PPPoE, GRE, ERSPAN, 802.11, IPIP, 6in4, 4in6, 6in6, VXLAN, Geneve, GTP-U); null for none
+             */
+            encapsulation?: string | null;
+            /**
              * Factor Shares
              * @description Share of the flow's active time per FACTOR (sums to at most 1)
              */

@@ -21,13 +21,19 @@ function row(id: number, change: Partial<FlowRow>): FlowRow {
     retransmissions: 0,
     limitingFactor: "latency",
     timeLostS: 0,
+    encapsulation: null,
     ...change,
   };
 }
 
 const ROWS: FlowRow[] = [
   row(1, { throughputBps: 2_000_000, retransmissions: 4, limitingFactor: "loss", timeLostS: 0.5 }),
-  row(2, { throughputBps: 35_000_000, server: "192.0.2.7:443", timeLostS: 0 }),
+  row(2, {
+    throughputBps: 35_000_000,
+    server: "192.0.2.7:443",
+    timeLostS: 0,
+    encapsulation: "VLAN+PPPoE",
+  }),
   row(3, { throughputBps: null, handshakeRttMs: null, limitingFactor: null, timeLostS: null }),
   row(4, {
     throughputBps: 900_000,
@@ -113,6 +119,15 @@ describe("FlowTable", () => {
 
     fireEvent.change(screen.getByRole("searchbox"), { target: { value: "nothing-like-this" } });
     expect(screen.getByText("No flow matches the filter.")).toBeTruthy();
+  });
+
+  it("tags a flow seen inside tunnels with them, and filters by them", () => {
+    render(<Harness />);
+    const tag = screen.getByTitle("Seen inside these tunnels");
+    expect(tag.textContent).toBe("VLAN+PPPoE");
+    expect(tag.closest("tr")?.getAttribute("data-flow")).toBe("2");
+    fireEvent.change(screen.getByRole("searchbox"), { target: { value: "pppoe" } });
+    expect(order()).toEqual([2]);
   });
 
   it("links each flow to its graphs", () => {

@@ -208,6 +208,13 @@ export function FlowTable({ scope, rows, view, onViewChange }: FlowTableProps) {
                       <Link to={flowPageHref(scope, row.id)} aria-label={`Flow ${row.id} graphs`}>
                         {row.id}
                       </Link>
+                    ) : column.key === "client" && row.encapsulation ? (
+                      <>
+                        {column.render(row)}{" "}
+                        <span className="tunnel-tag" title="Seen inside these tunnels">
+                          {row.encapsulation}
+                        </span>
+                      </>
                     ) : column.key === "limitingFactor" && row.limitingFactor ? (
                       <span className={`factor factor--${row.limitingFactor}`}>
                         {column.render(row)}

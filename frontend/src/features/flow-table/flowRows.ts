@@ -14,6 +14,8 @@ export interface FlowRow {
   retransmissions: number;
   limitingFactor: string | null;
   timeLostS: number | null;
+  /** The tunnels its packets came through ("GRE", "VLAN+PPPoE", ...), null for none. */
+  encapsulation: string | null;
 }
 
 export type SortKey =
@@ -79,9 +81,13 @@ export function matchesView(row: FlowRow, view: TableView): boolean {
   if (view.factor && row.limitingFactor !== view.factor) return false;
   const query = view.query.trim().toLowerCase();
   if (!query) return true;
-  return [row.client, row.server, row.limitingFactor ?? "", String(row.id)].some((field) =>
-    field.toLowerCase().includes(query),
-  );
+  return [
+    row.client,
+    row.server,
+    row.limitingFactor ?? "",
+    row.encapsulation ?? "",
+    String(row.id),
+  ].some((field) => field.toLowerCase().includes(query));
 }
 
 export function applyView(rows: readonly FlowRow[], view: TableView): FlowRow[] {

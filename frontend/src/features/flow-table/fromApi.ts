@@ -13,6 +13,12 @@ function numberAt(object: unknown, ...path: string[]): number | null {
   return typeof value === "number" && Number.isFinite(value) ? value : null;
 }
 
+function textAt(object: unknown, key: string): string | null {
+  if (!object || typeof object !== "object") return null;
+  const value = (object as Record<string, unknown>)[key];
+  return typeof value === "string" && value ? value : null;
+}
+
 export function flowRow(flow: Flow): FlowRow {
   return {
     id: flow.id,
@@ -27,6 +33,7 @@ export function flowRow(flow: Flow): FlowRow {
     retransmissions: flow.retransmissions,
     limitingFactor: flow.limiting_factor ?? null,
     timeLostS: Number.isFinite(flow.time_lost_s) ? flow.time_lost_s : null,
+    encapsulation: textAt(flow.summary, "encapsulation"),
   };
 }
 
