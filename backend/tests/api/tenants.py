@@ -123,6 +123,9 @@ def tenants(tmp_path_factory: pytest.TempPathFactory, engine: Engine) -> Iterato
         login_attempts_per_minute=100_000.0,
         login_attempts_per_account_per_hour=1e9,
         uploads_per_minute=100_000.0,
+        # the hostile-input tests upload faster than one worker analyses: the queue limit has a
+        # test of its own (tests/jobs/test_fair_queue.py)
+        max_queued_analyses=10_000,
         max_upload_bytes=4 * 1024 * 1024,
     )
     app = create_app(settings, engine)
