@@ -47,10 +47,14 @@ from tcplens.tcp.walk_state import (
     MAXACK,
     MSS,
     N_STATE,
+    NO_HANDSHAKE_ACK,
     NO_ROW,
     NOT_SEEN,
     PEER_ISN,
+    Q_END,
+    Q_HEAD,
     RESENT,
+    SACK_CURSOR,
     SACK_HI,
     SACK_LO,
     SACK_PERM,
@@ -277,6 +281,11 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                         hs_sack_perm,
                     )
 
+                    # a FIN or RST between the SYN/ACK and the client's ACK ends that connection
+                    # instance: a later ACK of the client (the port pair reused, or a stray
+                    # packet) does not complete its handshake (no SYN/ACK → ACK time from it)
+                    if (fl & 0x05) != 0 and st[SYNACK_I] >= 0 and st[HSACK_I] < 0:
+                        st[HSACK_I] = NO_HANDSHAKE_ACK
                     own = st[o + WS]
                     out_win[u] = w << own if (own > 0 and not is_syn) else w
 
@@ -312,6 +321,13 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                             rtt_base,
                             n_rtt,
                         )
+                    if (fl & 0x04) != 0:
+                        # a RST ends the connection instance: nothing sent before it is timed by
+                        # a later ACK (zeek's modbus-and-non-modbus-p502: a stray ACK 16 s after
+                        # the RST made a 15.7 s "round trip")
+                        for q in (o, v):
+                            st[q + Q_HEAD] = st[q + Q_END]
+                            st[q + SACK_CURSOR] = -1
 
                     if (fl & 0x06) == 0:
                         zw_open = st[o + ZW_OPEN]
@@ -398,7 +414,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                         first_syn_ns[f] = st[(1 - d) * N_STATE + SYN_NS]
                 syn_idx[f] = st[SYN_I]
                 synack_idx[f] = st[SYNACK_I]
-                hsack_idx[f] = st[HSACK_I]
+                hsack_idx[f] = max(st[HSACK_I], -1)  # (NO_HANDSHAKE_ACK: none)
                 fin_rst[f] = fr
                 for d in range(2):
                     o = np.int64(d) * N_STATE

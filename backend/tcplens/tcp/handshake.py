@@ -83,7 +83,8 @@ def follow_handshake(  # type: ignore[no-untyped-def]  # pragma: no cover - comp
     elif is_ack and st[HS_DONE] == 0:
         if st[FIRST_RTT] == 0 and st[LAST_SYN_TIME] >= 0:
             st[FIRST_RTT] = t - st[LAST_SYN_TIME]
-        if fw == 0 and st[SYNACK_I] >= 0 and st[HSACK_I] < 0:
+        if fw == 0 and st[SYNACK_I] >= 0 and st[HSACK_I] == -1:
             st[HSACK_I] = i
-        # (neither can change once both are set: a later SYN only moves LAST_SYN_TIME/SYNACK_I)
-        st[HS_DONE] = st[FIRST_RTT] != 0 and st[HSACK_I] >= 0
+        # (neither can change once both are set: a later SYN only moves LAST_SYN_TIME/SYNACK_I;
+        # NO_HANDSHAKE_ACK: a FIN or RST came first, tcp.events)
+        st[HS_DONE] = st[FIRST_RTT] != 0 and st[HSACK_I] != -1

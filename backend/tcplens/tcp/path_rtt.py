@@ -37,8 +37,11 @@ def path_rtt(values, vb, nd, c0, c1, syn_rtt, synack_rtt, stats, f, scratch):  #
     the most samples (the bulk of the data), each plus the round trip from the capture point
     back to that direction's sender: the handshake half on the sender's side (SYN/ACK → ACK
     for the client's data, SYN → SYN/ACK for the server's; about 0 at a sender-side capture and
-    what completes a mid-path one). Without a handshake that half is the smallest data → ACK
-    sample of the other direction (it times the same stretch), else 0.
+    what completes a mid-path one), or the median data → ACK sample of the other direction
+    where that is smaller (it times the same stretch: a handshake answered late, e.g. a client
+    whose ACK of the SYN/ACK left 200 ms after it, is not the path's round trip; the median, not
+    the smallest, so one stray sample does not replace a good handshake). Without a handshake
+    that half is the smallest data → ACK sample of the other direction, else 0.
 
     ``values[vb : vb + c0]`` are direction 0's samples, ``values[vb + nd - c1 : vb + nd]``
     direction 1's (clipped at :data:`RTT_CLIP_NS`); they may be reordered here. ``scratch`` is
@@ -49,12 +52,12 @@ def path_rtt(values, vb, nd, c0, c1, syn_rtt, synack_rtt, stats, f, scratch):  #
         lo, c, o_lo, c_other, half = vb, c0, vb + nd - c1, c1, synack_rtt
     else:
         lo, c, o_lo, c_other, half = vb + nd - c1, c1, vb, c0, syn_rtt
-    if half < 0:
+    if c_other > 0:
+        k_other = (c_other - 1) // 2
+        smallest_other, mid_other, _ = order_stats(values, o_lo, c_other, k_other, k_other, scratch)
+        half = smallest_other if half < 0 else min(half, mid_other)
+    elif half < 0:
         half = 0
-        if c_other > 0:
-            half = values[o_lo]
-            for j in range(o_lo + 1, o_lo + c_other):
-                half = min(half, values[j])
     if c > 0:
         k_mid = (c - 1) // 2
         k_p95 = np.int64(np.ceil(0.95 * c)) - 1

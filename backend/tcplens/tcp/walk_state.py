@@ -59,6 +59,9 @@ LAST_SYN_TIME = 13
 FIRST_RTT = 18
 HS_DONE = 43
 NO_ROW = np.int64(1 << 62)  # beyond every row
+# HSACK_I when a FIN or RST ended the connection instance before the client's ACK of the
+# SYN/ACK: no handshake ACK is looked for any more
+NO_HANDSHAKE_ACK = -2
 # a relative sequence or ACK number field not set yet: below every real one (they are within
 # +-2**62 of 0), so "not set, or below x" is one comparison and no separate "has" field is
 # loaded and stored per packet

@@ -9,7 +9,7 @@ import numpy.typing as npt
 import pytest
 
 from tcplens.capture import read_capture
-from tcplens.capture.table import OPTION_SACK_BLOCKS, OPTION_TIMESTAMPS
+from tcplens.capture.table import OPTION_SACK_BLOCKS, OPTION_TIMESTAMPS, RST
 from tcplens.tcp.analyze import analyze_tcp
 from tcplens.tcp.model import (
     RTT_DATA_ACK,
@@ -43,6 +43,33 @@ def test_handshake_is_split_in_two_halves_and_gives_the_vantage() -> None:
     a = analyze_tcp(table(segs))
     assert a.flows.handshake_rtt_ns.tolist() == [30_100_000]
     assert VANTAGE_NAMES[int(a.flows.vantage[0])] == "near_client"
+
+
+def test_handshake_ack_after_a_reset_is_no_handshake_time() -> None:
+    """zeek's modbus-and-non-modbus-p502 stream 4: SYN, SYN/ACK, the client's RST, and 16 s
+    later a stray ACK with data. That ACK does not complete the handshake of the connection the
+    RST ended (issue 27: a 15,708 ms flow RTT)."""
+    segs = handshake(rtt_ms=0.06)[:2]
+    segs += [Seg(117, True, 1, flags=RST), Seg(15_700, True, 1, ack=1, length=109)]
+    a = analyze_tcp(table(segs))
+    assert samples(segs, RTT_HANDSHAKE_SYNACK) == []
+    assert a.flows.handshake_synack_rtt_ns.tolist() == [-1]
+    assert a.flows.handshake_ack_ns.tolist() == [-1]
+
+
+def test_path_rtt_half_is_the_smaller_of_handshake_and_data_samples() -> None:
+    """A client that answered the SYN/ACK 200 ms late (suricata's dcerpc_zerologon stream 40)
+    does not make every later round trip 200 ms: the capture point's round trip to the client
+    is also timed by the client's ACKs of the server's data (5 ms here)."""
+    segs = [*handshake(rtt_ms=0.5)[:2], Seg(200.5, True, 1, ack=1)]  # frames 1-3
+    for k in range(4):  # the client's request, the server's ACK 1 ms later, its answer, ...
+        t = 300 + 100 * k
+        segs += [Seg(t, True, 1 + k * 100, ack=1 + k * 50, length=100)]
+        segs += [Seg(t + 1, False, 1 + k * 50, ack=1 + (k + 1) * 100, length=50)]
+        segs += [Seg(t + 6, True, 1 + (k + 1) * 100, ack=1 + (k + 1) * 50)]  # ACK 5 ms later
+    a = analyze_tcp(table(segs))
+    assert a.flows.handshake_synack_rtt_ns.tolist() == [200_000_000]  # the handshake as it was
+    assert a.flows.rtt_median_ns.tolist() == [6_000_000]  # 1 ms beyond + 5 ms to the client
 
 
 def test_karn_no_sample_from_a_retransmitted_range() -> None:
