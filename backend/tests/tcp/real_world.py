@@ -43,7 +43,23 @@ RTT_REL = 0.20
 
 #: Frames where Wireshark 4.0.17's flag is wrong and ours is kept: file → frame → (kind, reason).
 #: They are left out of that kind's counts.
-WIRESHARK_WRONG: dict[str, dict[int, tuple[str, str]]] = {}
+_NO_ACK_FLAG = (
+    "an nmap probe with no TCP flag at all: Wireshark's duplicate-ACK test compares the "
+    "acknowledgment field without checking the ACK flag; a segment without ACK acknowledges "
+    "nothing, so it is no duplicate ACK"
+)
+_HELD_ACK_LOST = (
+    "the server's FIN sent again, with no duplicate ACK anywhere in the capture: Wireshark 4.0 "
+    "holds an ack_lost_segment flag by setting the peer's dupacknum to -1, and its fast-"
+    "retransmission test reads that unsigned counter as >= 2 duplicate ACKs; we call it a "
+    "retransmission"
+)
+WIRESHARK_WRONG: dict[str, dict[int, tuple[str, str]]] = {
+    "chrissanders_activeosfingerprinting.pcapng": {
+        f: ("duplicate_ack", _NO_ACK_FLAG) for f in (27, 34, 41)
+    },
+    "zeek_tcp_reassembly.pcap": {f: ("fast_retransmission", _HELD_ACK_LOST) for f in (8, 10, 12)},
+}
 
 #: Files whose flow count differs from Wireshark's ``tcp.stream`` count, and why.
 FLOW_COUNT_DIFFERS: dict[str, str] = {

@@ -10,14 +10,18 @@ from __future__ import annotations
 
 from functools import cache
 
+from tcplens.tcp.model import EVENT_NAMES
 from tests.capture.shared_captures import require
 from tests.tcp.real_world import (
     FLOW_COUNT_DIFFERS,
     ORACLE,
     REAL_WORLD,
+    WIRESHARK_WRONG,
     Agreement,
+    analyse,
     captures,
     measure,
+    oracle,
 )
 
 # per kind, the F1 reached over the real-world corpus (kinds Wireshark reports >= 5 times)
@@ -68,3 +72,17 @@ def test_rtt_medians_agree_with_wireshark() -> None:
     a = agreement()
     assert len(a.rtt) > 200
     assert a.rtt_agreeing() / len(a.rtt) >= RTT_FLOOR, a.table()
+
+
+def test_where_wireshark_is_wrong_we_keep_our_answer() -> None:
+    """Each frame left out of the F1 as Wireshark's error: Wireshark flags it, we do not."""
+    require(REAL_WORLD)
+    require(ORACLE)
+    for name, wrong in WIRESHARK_WRONG.items():
+        path = REAL_WORLD / name
+        frames, _ = oracle(path)
+        seg = analyse(path).segments
+        ours = dict(zip(seg.frame.tolist(), seg.events.tolist(), strict=True))
+        for frame, (kind, _reason) in wrong.items():
+            assert kind in frames[frame].get("flags", []), (name, frame)  # type: ignore[operator]
+            assert not ours.get(frame, 0) >> EVENT_NAMES.index(kind) & 1, (name, frame)
