@@ -26,12 +26,12 @@ from tests.tcp.real_world import (
 
 # per kind, the F1 reached over the real-world corpus (kinds Wireshark reports >= 5 times)
 F1_FLOOR = {
-    "retransmission": 0.97,
-    "fast_retransmission": 0.97,
-    "spurious_retransmission": 0.98,
-    "out_of_order": 0.98,
+    "retransmission": 0.99,
+    "fast_retransmission": 0.99,
+    "spurious_retransmission": 0.99,
+    "out_of_order": 0.99,
     "lost_segment": 0.99,
-    "ack_lost_segment": 0.98,
+    "ack_lost_segment": 0.99,
     "duplicate_ack": 0.99,
     "zero_window": 0.99,
     "window_update": 0.99,
