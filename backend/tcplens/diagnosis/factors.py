@@ -5,8 +5,10 @@ Everything else reads it: ``finding.FACTORS`` and the labelling's factor indices
 ``finding.severity_for_share`` asks whether a factor is ``tunable``, and the SPA's labels are
 generated from it (``scripts/export-registry`` writes ``frontend/src/api/registry.gen.ts``; the
 ``api-client`` check of ``make test`` fails when that file is stale). A new factor is one entry
-here, its rule module (``rules/``, listed in ``rules.RULES``) and their tests; the kernels' label
-codes (``labelling.C_*``) only when the period labelling itself must tell it apart.
+here, its rule module (``rules/``: ``rules.RULES`` is every module there) and their tests. The labels the
+kernels set are these indices (``labelling.C_*`` = ``FACTOR_INDEX[...]``, frozen into the machine
+code; the kernel cache's digest covers this file), named there only when the period labelling
+itself must tell a factor apart.
 """
 
 from __future__ import annotations

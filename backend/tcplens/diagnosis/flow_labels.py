@@ -22,6 +22,7 @@ from tcplens.diagnosis.labelling import (
     C_LATENCY,
     C_RECEIVER_APP,
     C_SETUP,
+    N_FACTORS,
     label_transfer,
 )
 
@@ -84,24 +85,21 @@ def _put(out, pos, open_run, seconds, counts, merge, flow, t0, t1, factor, frame
 @numba.njit(cache=True)
 def label_connection(  # type: ignore[no-untyped-def]
     tx0, tx1, flow, start_s, syn_s, established_s, handshake_rtt_s, first_frame, syn_frame,
-    codes, out, pos,
+    out, pos,
 ):  # fmt: skip
     """Labelled time of one connection into ``out`` from row ``pos``, an interval per row: the
     handshake, the first turn, and the main transfer's intervals (timeline.py
     ``label_connection``). ``tx0``/``tx1`` are its transfers in order (no data: absent).
     Returns the next free row."""
-    n_factors = 0
-    for c in codes:
-        n_factors = max(n_factors, c + 1)
-    seconds, counts = np.zeros(n_factors), np.zeros(n_factors, np.int64)
+    seconds, counts = np.zeros(N_FACTORS), np.zeros(N_FACTORS, np.int64)
     return _label_connection(tx0, tx1, flow, start_s, syn_s, established_s, handshake_rtt_s,
-                             first_frame, syn_frame, codes, out, pos, seconds, counts, False)  # fmt: skip
+                             first_frame, syn_frame, out, pos, seconds, counts, False)  # fmt: skip
 
 
 @numba.njit(cache=True)
 def _label_connection(  # type: ignore[no-untyped-def]
     tx0, tx1, flow, start_s, syn_s, established_s, handshake_rtt_s, first_frame, syn_frame,
-    codes, out, pos, seconds, counts, merge,
+    out, pos, seconds, counts, merge,
 ):  # fmt: skip
     """``label_connection``, adding each interval's time to ``seconds`` and ``counts`` (per
     factor) and, with ``merge``, writing runs of intervals instead (``_put``)."""
@@ -109,7 +107,7 @@ def _label_connection(  # type: ignore[no-untyped-def]
     base_rtt = min_rtt(tx0, tx1, handshake_rtt_s)
     if syn_s == syn_s and established_s == established_s:
         pos, open_run = _put(out, pos, open_run, seconds, counts, merge, flow, syn_s,
-                             established_s, codes[C_SETUP], syn_frame, first_frame,
+                             established_s, C_SETUP, syn_frame, first_frame,
                              established_s - syn_s)  # fmt: skip
     if tx0[T_T].size == 0 and tx1[T_T].size == 0:
         return pos
@@ -127,18 +125,18 @@ def _label_connection(  # type: ignore[no-untyped-def]
         if established_s == established_s and asked - established_s > slow_turn:
             # the client's own delay between the handshake and its request
             pos, open_run = _put(out, pos, open_run, seconds, counts, merge, flow,
-                                 established_s, asked, codes[C_APPLICATION], first_frame, first,
+                                 established_s, asked, C_APPLICATION, first_frame, first,
                                  asked - established_s)  # fmt: skip
         turn_start = asked
     turn = t[0] - turn_start
     if turn > 0:
-        factor = codes[C_LATENCY] if turn <= slow_turn else codes[C_APPLICATION]
+        factor = C_LATENCY if turn <= slow_turn else C_APPLICATION
         pos, open_run = _put(out, pos, open_run, seconds, counts, merge, flow, turn_start, t[0],
                              factor, first, main[T_FRAME][0], turn)  # fmt: skip
     label, stall = label_transfer(
         t, main[T_SEQ], main[T_SEQ_END], main[T_RETRANS], main[T_ACK_T], main[T_ACK],
         main[T_WINDOW], main[T_ACK_PAYLOAD], main[T_RTT_T], main[T_RTT_S], main[T_ECHO_T],
-        main[T_ECHO_S], main[T_LAG], main[T_MSS], base_rtt, codes,
+        main[T_ECHO_S], main[T_LAG], main[T_MSS], base_rtt,
     )  # fmt: skip
     frame = main[T_FRAME]
     # (``_put`` for each interval, with the open run's changing fields in registers: written
@@ -179,12 +177,12 @@ def _label_connection(  # type: ignore[no-untyped-def]
         a = max(z0[z], last)
         if z1[z] > a:
             pos, open_run = _put(out, pos, open_run, seconds, counts, merge, flow, a, z1[z],
-                                 codes[C_RECEIVER_APP], zf0[z], zf1[z], z1[z] - a)  # fmt: skip
+                                 C_RECEIVER_APP, zf0[z], zf1[z], z1[z] - a)  # fmt: skip
     for z in range(z0.size):
         b = min(z1[z], t[0])
         if b > z0[z]:
             pos, open_run = _put(out, pos, open_run, seconds, counts, merge, flow, z0[z], b,
-                                 codes[C_RECEIVER_APP], zf0[z], zf1[z], b - z0[z])  # fmt: skip
+                                 C_RECEIVER_APP, zf0[z], zf1[z], b - z0[z])  # fmt: skip
     return pos
 
 
@@ -412,7 +410,7 @@ def _gather_acks(f, d, origin, seg, zw, zw_rows, codes):  # type: ignore[no-unty
 @numba.njit(cache=True, parallel=True)
 def label_flows(  # type: ignore[no-untyped-def]
     chosen, bound, parts, origin, seg, rtt, rtt_bounds, zw, zw_order, zw_bounds, flows,
-    gather_codes, codes, n_factors, merge,
+    gather_codes, merge,
 ):  # fmt: skip
     """Label every chosen connection (flow rows, ascending) at once, in parallel across
     connections (``parts``: the connection boundaries of the parts the threads share out, see
@@ -433,8 +431,8 @@ def label_flows(  # type: ignore[no-untyped-def]
     )  # fmt: skip
     written = np.zeros(chosen.size, np.int64)
     first_row = np.zeros(chosen.size, np.int64)
-    seconds = np.zeros((chosen.size, n_factors))
-    counts = np.zeros((chosen.size, n_factors), np.int64)
+    seconds = np.zeros((chosen.size, N_FACTORS))
+    counts = np.zeros((chosen.size, N_FACTORS), np.int64)
     # Each part's connections on one thread (parts: about the same number of rows each), each
     # connection's rows right after the previous one's: a connection writes at most its bound's
     # rows, so a part stays within its connections' bounds, and the rows it writes (its runs)
@@ -478,7 +476,7 @@ def label_flows(  # type: ignore[no-untyped-def]
                 est_s = (est_ns[f] - origin) / 1e9 if est_ns[f] >= 0 else np.nan
                 first = np.int64(first_frame[f])
                 end = _label_connection(tx0, tx1, fid[f], (start_ns[f] - origin) / 1e9, syn_s, est_s,
-                                        hs, first, first, codes, out, row, seconds[c], counts[c],
+                                        hs, first, first, out, row, seconds[c], counts[c],
                                         merge)  # fmt: skip
                 first_row[c], written[c] = row, end - row
                 row = end

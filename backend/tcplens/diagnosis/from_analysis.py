@@ -14,8 +14,7 @@ import numpy as np
 
 from tcplens.capture.table import ACK, Capture, address_text, endpoint_text
 from tcplens.diagnosis import flow_labels
-from tcplens.diagnosis.finding import FACTORS
-from tcplens.diagnosis.timeline import CODES, Intervals, LabelledTime
+from tcplens.diagnosis.timeline import Intervals, LabelledTime
 from tcplens.diagnosis.transfer import F64, I64, Connection, DnsExchange, FlowFacts, Transfer
 from tcplens.tcp.grouping import CHUNKS_PER_THREAD, equal_work_parts
 from tcplens.tcp.model import (
@@ -134,7 +133,7 @@ def _label(
         rows.astype(np.int64), bound, equal_work_parts(bound, parts),
         np.int64(origin), cols.seg, cols.rtt,
         cols.rtt_bounds, cols.zw, cols.zw_order, cols.zw_bounds, cols.flows, cols.gather_codes,
-        CODES, len(FACTORS), merge,
+        merge,
     )  # fmt: skip
     return Intervals(flow, t0, t1, factor, frame0, frame1, stall), seconds, counts
 

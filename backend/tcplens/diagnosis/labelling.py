@@ -8,11 +8,11 @@ and ACKs instead of a binary search per question. Every quantity is the same flo
 arithmetic as the vectorised formulation it replaced (same operations, same order, numpy's own
 ``searchsorted`` and ``interp`` semantics), so the labels are bit for bit what they were.
 
-A compiled kernel freezes the globals it reads, and numba's cache does not notice when another
-module changes them: codes defined elsewhere (factor indices, TCP flag and event bits, RTT sample
-kinds) are passed in as arguments, and the thresholds live in ``thresholds.py``, a file the
-cache guard (``search.py``) watches. The round-trip estimate is ``rtt_estimate.py``, the Nagle
-test ``nagle.py``.
+A compiled kernel freezes the globals it reads into its machine code: the labels it sets are the
+factor registry's indices (``C_*`` below, read from ``factors.py``) and the thresholds live in
+``thresholds.py``; the kernel cache's digest covers both (``kernel_cache.CORE``: all of
+``diagnosis/``), so a change to either compiles the kernels again. The round-trip estimate is
+``rtt_estimate.py``, the Nagle test ``nagle.py``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from tcplens.diagnosis.factors import FACTOR_INDEX
 from tcplens.diagnosis.nagle import _may_be_nagle, _nagle_at
 from tcplens.diagnosis.rtt_estimate import _rtt_at, _rtt_part
 from tcplens.diagnosis.search import (
@@ -41,11 +42,19 @@ from tcplens.diagnosis.thresholds import (
     think_after,
 )
 
-# Indices of ``codes`` (factor indices as in finding.FACTORS, -1 for idle).
-C_BANDWIDTH, C_SLOW_START, C_LOSS, C_SENDER_BUFFER = 0, 1, 2, 3
-C_LATENCY, C_APPLICATION, C_RECEIVER_WINDOW, C_RECEIVER_APP = 4, 5, 6, 7
-C_NAGLE, C_SETUP = 8, 9
-N_CODES = 10
+# The labels the kernels set: the factor registry's indices (-1 for idle), constants numba
+# freezes into the kernels when it compiles them.
+C_BANDWIDTH = FACTOR_INDEX["bandwidth"]
+C_SLOW_START = FACTOR_INDEX["slow_start"]
+C_LOSS = FACTOR_INDEX["loss"]
+C_SENDER_BUFFER = FACTOR_INDEX["sender_buffer"]
+C_LATENCY = FACTOR_INDEX["latency"]
+C_APPLICATION = FACTOR_INDEX["application"]
+C_RECEIVER_WINDOW = FACTOR_INDEX["receiver_window"]
+C_RECEIVER_APP = FACTOR_INDEX["receiver_app"]
+C_NAGLE = FACTOR_INDEX["nagle_delayed_ack"]
+C_SETUP = FACTOR_INDEX["connection_setup"]
+N_FACTORS = len(FACTOR_INDEX)  # the per-factor sums' width
 
 _pause_after = numba.njit(cache=True)(pause_after)
 _idle_after = numba.njit(cache=True)(idle_after)
@@ -61,7 +70,7 @@ def _at(values, j, before):  # type: ignore[no-untyped-def]
 @numba.njit(cache=True)
 def label_transfer(  # type: ignore[no-untyped-def]
     t, seq, seq_end, retrans, ack_t, ack, window, ack_payload,
-    rtt_t, rtt_s, echo_t, echo_s, lag, mss, base_rtt, codes,
+    rtt_t, rtt_s, echo_t, echo_s, lag, mss, base_rtt,
 ):  # fmt: skip
     """Label each interval ``[t[i], t[i+1])`` between consecutive data segments of one transfer
     (timeline.py's steps 1-6). Returns (factor code, stall seconds) per interval."""
@@ -241,11 +250,11 @@ def label_transfer(  # type: ignore[no-untyped-def]
         lost_before = r >= 0
         # 1. loss recovery
         if (lost_before and end[r] > t0[i]) or retrans[i + 1]:
-            label[i] = codes[C_BANDWIDTH] if lost_before and rtx_queued[r] else codes[C_LOSS]
+            label[i] = C_BANDWIDTH if lost_before and rtx_queued[r] else C_LOSS
             continue
         # 2. Nagle
         if nagle:
-            label[i] = codes[C_NAGLE]
+            label[i] = C_NAGLE
             continue
         # 3. window-blocked
         a = at_resume[i]
@@ -253,7 +262,7 @@ def label_transfer(  # type: ignore[no-untyped-def]
         if edge_v - high[i] < seg:
             win_v = _at(win_or_big, a, BIG)
             starved = (win_v < UNREAD_WINDOW * _at(win_max, a, 0)) | (win_v == 0)
-            label[i] = codes[C_RECEIVER_APP] if starved else codes[C_RECEIVER_WINDOW]
+            label[i] = C_RECEIVER_APP if starved else C_RECEIVER_WINDOW
             continue
         ack_v = _at(ack_cum, a, 0)
         # A turn: the peer sent a message during the interval (as the sender saw it). However
@@ -294,9 +303,9 @@ def label_transfer(  # type: ignore[no-untyped-def]
                     label[i] = -1  # idle
                     continue
                 exchange = answer > APP_ACK_MAX_BYTES and think <= think_max
-                f = codes[C_LATENCY] if exchange else codes[C_APPLICATION]
+                f = C_LATENCY if exchange else C_APPLICATION
                 if answer == 0 and woke:
-                    f = codes[C_SENDER_BUFFER]
+                    f = C_SENDER_BUFFER
                 # ...unless the round after the pause carried clearly more than the one before
                 # it (a congestion window growing round by round), or ended the transfer
                 # (undecided).
@@ -304,7 +313,7 @@ def label_transfer(  # type: ignore[no-untyped-def]
                 nr = h_next - 1
                 grew = high_all[max(nr, 0)] - high[i] > 1.5 * max(flight[i], seg)
                 if answer == 0 and (grew or nr >= n - 1) and not lost_before:
-                    f = codes[C_SLOW_START]
+                    f = C_SLOW_START
                 label[i] = f
                 continue
             # 5. paused although ACKs freed room and data was outstanding -- unless a queue
@@ -317,7 +326,7 @@ def label_transfer(  # type: ignore[no-untyped-def]
                 and (ack_v - _at(ack_cum, at_start[i], 0)) >= 2 * seg
                 and rtt_now[i] <= inflated
             ):
-                label[i] = codes[C_SENDER_BUFFER]
+                label[i] = C_SENDER_BUFFER
                 continue
         # 6. the congestion window -- unless the pause outlasted any round trip: with data
         # outstanding, nothing lost (no retransmission ends it) and no ACK freeing room, a
@@ -328,21 +337,21 @@ def label_transfer(  # type: ignore[no-untyped-def]
             label[i] = -1
             continue
         if rtt_now[i] > inflated:
-            f = codes[C_BANDWIDTH]
+            f = C_BANDWIDTH
         elif lost_before:
-            f = codes[C_LOSS]
+            f = C_LOSS
             # One burst of drops when slow start first overflowed the queue is TCP starting on
             # a full path; drops at a full queue rarer than RARE_LOSS_RTTS round trips are
             # probing it.
             if first_queued_drop and r_t[r] <= end[0]:
-                f = codes[C_SLOW_START]
+                f = C_SLOW_START
             elif rare_drops:
-                f = codes[C_BANDWIDTH]
+                f = C_BANDWIDTH
         else:
             # Without loss the congestion window never shrinks: in flight below what the
             # sender already had out (with the receiver's window room for it) is the data it
             # had to send.
-            f = codes[C_SLOW_START]
+            f = C_SLOW_START
             h_earlier = search_one(t0, earlier, t0, i, -(2.0 * base_rtt), 0.0, True, h_earlier)
             e = h_earlier - 1
             stalled = False
@@ -351,6 +360,6 @@ def label_transfer(  # type: ignore[no-untyped-def]
                 stalled = flight_upto - max(flight_before[e], flight[e]) < seg
             room = (edge_v - ack_v) >= flight_before[i] + 2 * seg
             if (flight[i] < 0.9 * flight_before[i] or stalled) and room:
-                f = codes[C_SENDER_BUFFER]
+                f = C_SENDER_BUFFER
         label[i] = f
     return label, stall_s

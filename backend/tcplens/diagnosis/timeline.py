@@ -76,19 +76,6 @@ __all__ = [
 I8 = npt.NDArray[np.int8]
 UNLABELLED = np.int8(-1)
 
-# The factor index of each label the kernels set, in labelling.C_* order.
-CODES = np.array(
-    [
-        FACTOR_INDEX[name]
-        for name in (
-            "bandwidth", "slow_start", "loss", "sender_buffer", "latency", "application",
-            "receiver_window", "receiver_app", "nagle_delayed_ack", "connection_setup",
-        )
-    ],
-    np.int8,
-)  # fmt: skip
-assert CODES.size == labelling.N_CODES
-
 
 @dataclass(frozen=True)
 class Intervals:
@@ -171,7 +158,7 @@ def transfer_intervals(tr: Transfer, base_rtt: float) -> Intervals:
     label, stall = labelling.label_transfer(
         tr.t, tr.seq, tr.seq_end, tr.retransmission, tr.ack_t, tr.ack, tr.window,
         tr.ack_payload, tr.rtt_t, tr.rtt_s, tr.echo_t, tr.echo_s, float(tr.lag_s), int(tr.mss),
-        float(base_rtt), CODES,
+        float(base_rtt),
     )  # fmt: skip
     k = label.size
     return Intervals(
@@ -198,7 +185,7 @@ def connection_intervals(conn: Connection) -> Intervals:
     end = flow_labels.label_connection(
         txs[0], txs[1], conn.flow, float(conn.start_s), nan_if_none(conn.syn_s),
         nan_if_none(conn.established_s), nan_if_none(conn.handshake_rtt_s), conn.first_frame,
-        conn.syn_frame or conn.first_frame, CODES, out, 0,
+        conn.syn_frame or conn.first_frame, out, 0,
     )  # fmt: skip
     flow, t0, t1, factor, frame0, frame1, stall = out
     return Intervals(
