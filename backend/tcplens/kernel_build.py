@@ -82,6 +82,7 @@ def build(progress: Callable[[int], None] | None = None) -> Path:
                 progress(sum(1 for _, e in list(compiles.buffer) if e.is_end))
     if failed:
         raise failed[0]
+    (path / kernel_cache.CHECKOUT).write_text(kernel_cache.package())
     (path / kernel_cache.BUILT).write_text(kernel_cache.build_stamp())
     return path
 

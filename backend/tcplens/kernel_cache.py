@@ -17,6 +17,9 @@ Docker image at build time, so no analysis compiles. The analysis fork server ru
 process of its own when the directory is not complete (``tcplens.runtime``), so that the
 compiler's memory is never kept by the server.
 
+``prune`` removes this checkout's directories of other digests once they are complete and
+``PRUNE_AFTER`` old; the kernels step runs it.
+
 ``use`` points numba at the directory; ``capture.compiled``, which every kernel module imports
 first, calls it before any kernel is defined. That is all importing the core does to numba.
 """
@@ -26,8 +29,11 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
+import re
+import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,6 +42,13 @@ ROOT_ENV = "TCPLENS_KERNEL_CACHE"
 CORE = ("capture", "tcp", "diagnosis", "report_events.py")
 # written into a directory once ``kernel_build.build`` compiled every kernel into it
 BUILT = "built"
+# written beside BUILT: the package whose kernels the directory holds (``prune`` removes only these)
+CHECKOUT = "checkout"
+# a directory completed this long ago is no longer being written nor about to be loaded by a
+# process that started before the sources changed
+PRUNE_AFTER = 15 * 60.0
+# a cache directory's name, as ``directory`` makes it
+_NAME = re.compile(r"py\d+-numba[0-9A-Za-z.+]+-[0-9a-f]{20}")
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -47,6 +60,11 @@ def root() -> Path:
         return Path(configured)
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "tcplens" / "kernels"
+
+
+def package() -> str:
+    """The package whose kernels this process compiles (what CHECKOUT holds)."""
+    return str(_PACKAGE)
 
 
 def sources() -> Iterator[Path]:
@@ -88,6 +106,38 @@ def is_built(path: Path | None = None) -> bool:
         return ((path or directory()) / BUILT).read_text() == build_stamp()
     except OSError:
         return False
+
+
+def prune(current: Path, now: float | None = None) -> list[Path]:
+    """Remove from ``root()`` the directories of digests other than ``current``'s that this checkout's build completed (another
+    version of its sources, or of Python or numba): only those named as ``directory`` names
+    them, whose CHECKOUT is this package and whose BUILT was written ``PRUNE_AFTER`` ago or
+    more. A directory being filled has no BUILT yet; another checkout's (another worktree's)
+    and anything else under the root are left alone. Returns the directories removed.
+
+    Two processes may prune at once: each first renames a directory to a name of its own (one
+    of them wins), then deletes it."""
+    limit = (time.time() if now is None else now) - PRUNE_AFTER
+    removed: list[Path] = []
+    try:
+        entries = sorted(root().iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        if entry == current or not _NAME.fullmatch(entry.name) or entry.is_symlink():
+            continue
+        try:
+            ours = (entry / CHECKOUT).read_text() == package()
+            complete = (entry / BUILT).stat().st_mtime <= limit
+            if not (ours and complete):
+                continue
+            doomed = entry.with_name(f".pruning-{entry.name}-{os.getpid()}")
+            entry.rename(doomed)
+        except OSError:  # not ours, not complete, or another process took it first
+            continue
+        shutil.rmtree(doomed, ignore_errors=True)
+        removed.append(entry)
+    return removed
 
 
 _used: Path | None = None

@@ -85,6 +85,54 @@ def test_the_directory_is_named_after_every_source_of_the_core() -> None:
     )
 
 
+def test_the_kernels_step_removes_only_this_checkouts_complete_old_directories(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``prune`` removes a directory of other sources that this checkout's build completed
+    ``PRUNE_AFTER`` ago; it keeps the current one, one still being filled (no BUILT), one
+    completed moments ago, another checkout's, and anything else under the root."""
+    monkeypatch.setenv(kernel_cache.ROOT_ENV, str(tmp_path))
+    current = kernel_cache.directory()
+    assert current.parent == tmp_path
+    now = 1_000_000_000.0
+    old = now - kernel_cache.PRUNE_AFTER - 1
+
+    def cache_dir(digest: str, checkout: str | None, built_at: float | None) -> Path:
+        path = tmp_path / current.name.replace(current.name[-20:], digest)
+        (path / "capture_0123").mkdir(parents=True)
+        (path / "capture_0123" / "kernel.nbi").write_bytes(b"index")
+        if checkout is not None:
+            (path / kernel_cache.CHECKOUT).write_text(checkout)
+        if built_at is not None:
+            (path / kernel_cache.BUILT).write_text(kernel_cache.build_stamp())
+            os.utime(path / kernel_cache.BUILT, (built_at, built_at))
+        return path
+
+    current.mkdir()
+    (current / kernel_cache.CHECKOUT).write_text(kernel_cache.package())
+    (current / kernel_cache.BUILT).write_text(kernel_cache.build_stamp())
+    os.utime(current / kernel_cache.BUILT, (old, old))
+    stale = cache_dir("a" * 20, kernel_cache.package(), old)
+    filling = cache_dir("b" * 20, kernel_cache.package(), None)
+    fresh = cache_dir("c" * 20, kernel_cache.package(), now - 60)
+    other = cache_dir("d" * 20, "/elsewhere/backend/tcplens", old)
+    unmarked = cache_dir("e" * 20, None, old)  # built before directories were marked
+    foreign = tmp_path / "notes"
+    foreign.mkdir()
+    (foreign / kernel_cache.CHECKOUT).write_text(kernel_cache.package())
+    (foreign / kernel_cache.BUILT).write_text(kernel_cache.build_stamp())
+    os.utime(foreign / kernel_cache.BUILT, (old, old))
+
+    assert kernel_cache.prune(current, now) == [stale]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        p.name for p in (current, filling, fresh, other, unmarked, foreign)
+    )
+    assert (current / kernel_cache.BUILT).exists()
+    assert kernel_cache.prune(current, now) == []  # (twice: nothing left to remove)
+    # once the fresh one is old enough, it goes too
+    assert kernel_cache.prune(current, now + kernel_cache.PRUNE_AFTER) == [fresh]
+
+
 PROBE = """
 from tcplens.capture.table import SYN
 from tcplens.tcp.compiled import kernel

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 
@@ -30,6 +31,7 @@ def run(args: argparse.Namespace) -> int:
     if kernel_cache.is_built(path):
         if not args.quiet:
             print(f"tcplens kernels: up to date ({path})")
+        _prune(path, args.quiet)
         return 0
     started = time.monotonic()
     interactive = not args.quiet and sys.stdout.isatty()
@@ -51,4 +53,14 @@ def run(args: argparse.Namespace) -> int:
         print()
     if not args.quiet:
         print(f"tcplens kernels: done in {time.monotonic() - started:.0f} s")
+    _prune(path, args.quiet)
     return 0
+
+
+def _prune(path: Path, quiet: bool) -> None:
+    """Remove this checkout's cache directories of other sources (``kernel_cache.prune``)."""
+    from tcplens import kernel_cache
+
+    for old in kernel_cache.prune(path):
+        if not quiet:
+            print(f"tcplens kernels: removed {old} (other sources)")
