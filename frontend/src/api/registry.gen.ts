@@ -64,18 +64,18 @@ export const FACTOR_TUNABLE = {
 
 /** Each finding code (a rule of tcplens/diagnosis/rules) and the factor it reports. */
 export const RULE_FACTORS = {
-  "no-connection-reuse": "connection_setup",
-  "dns-delay": "dns",
-  "receiver-window-limited": "receiver_window",
-  "receiver-app-slow": "receiver_app",
-  "sender-buffer-limited": "sender_buffer",
-  "stop-and-wait": "application",
   "application-delay": "application",
-  "nagle-delayed-ack": "nagle_delayed_ack",
-  "packet-loss": "loss",
   "bandwidth-limited": "bandwidth",
+  "dns-delay": "dns",
+  "nagle-delayed-ack": "nagle_delayed_ack",
+  "no-connection-reuse": "connection_setup",
+  "packet-loss": "loss",
+  "receiver-app-slow": "receiver_app",
+  "receiver-window-limited": "receiver_window",
+  "round-trip-bound": "latency",
+  "sender-buffer-limited": "sender_buffer",
   "slow-start-bound": "slow_start",
-  "round-trip-bound": "latency"
+  "stop-and-wait": "application"
 } as const;
 
 /** Wireshark's tcp.analysis names, in the bit order of the `events` column (tcplens/tcp/model.py EVENT_NAMES; DESIGN.md EVENT). */
