@@ -2,6 +2,7 @@ import { useId, useState } from "react";
 import { useNavigate } from "react-router";
 import { errorMessage } from "../../api/http";
 import { useChangePassword, useSession, useSignOutEverywhere } from "../../api/session";
+import { TextField } from "../../app/TextField";
 
 /** The signed-in user's account: change the password (other sessions end), sign out everywhere. */
 export function AccountPage() {
@@ -11,9 +12,8 @@ export function AccountPage() {
   const navigate = useNavigate();
   const [current, setCurrent] = useState("");
   const [next, setNext] = useState("");
-  const currentId = useId();
-  const nextId = useId();
-  const hintId = useId();
+  const passwordTitle = useId();
+  const everywhereTitle = useId();
 
   return (
     <div className="settings-page">
@@ -26,8 +26,8 @@ export function AccountPage() {
         </div>
       </header>
 
-      <section className="panel account-section" aria-labelledby={`${currentId}-title`}>
-        <h2 id={`${currentId}-title`} className="section-title">
+      <section className="panel account-section" aria-labelledby={passwordTitle}>
+        <h2 id={passwordTitle} className="section-title">
           Change password
         </h2>
         <form
@@ -45,40 +45,24 @@ export function AccountPage() {
             );
           }}
         >
-          <div className="field">
-            <label className="field__label" htmlFor={currentId}>
-              Current password
-            </label>
-            <input
-              id={currentId}
-              className="input"
-              type="password"
-              autoComplete="current-password"
-              required
-              value={current}
-              onChange={(e) => setCurrent(e.currentTarget.value)}
-            />
-          </div>
-          <div className="field">
-            <label className="field__label" htmlFor={nextId}>
-              New password
-            </label>
-            <input
-              id={nextId}
-              className="input"
-              type="password"
-              autoComplete="new-password"
-              required
-              minLength={12}
-              aria-describedby={hintId}
-              value={next}
-              onChange={(e) => setNext(e.currentTarget.value)}
-            />
-            <p id={hintId} className="muted field__hint">
-              12 characters or more, not a common or breached password. A few unrelated words make a
-              good one; no digits or symbols are required.
-            </p>
-          </div>
+          <TextField
+            label="Current password"
+            type="password"
+            autoComplete="current-password"
+            required
+            value={current}
+            onValue={setCurrent}
+          />
+          <TextField
+            label="New password"
+            type="password"
+            autoComplete="new-password"
+            required
+            minLength={12}
+            hint="12 characters or more, not a common or breached password. A few unrelated words make a good one; no digits or symbols are required."
+            value={next}
+            onValue={setNext}
+          />
           {change.isError && (
             <p className="form-error" role="alert">
               {errorMessage(change.error)}
@@ -95,8 +79,8 @@ export function AccountPage() {
         </form>
       </section>
 
-      <section className="panel account-section" aria-labelledby={`${nextId}-everywhere`}>
-        <h2 id={`${nextId}-everywhere`} className="section-title">
+      <section className="panel account-section" aria-labelledby={everywhereTitle}>
+        <h2 id={everywhereTitle} className="section-title">
           Sign out everywhere
         </h2>
         <p className="muted">

@@ -1,6 +1,7 @@
-import { useId, useState } from "react";
+import { useState } from "react";
 import { Link, Navigate, useNavigate, useSearchParams } from "react-router";
 import { useSession, useSignIn } from "../../api/session";
+import { TextField } from "../../app/TextField";
 import { signInProblem } from "./signInProblem";
 
 /** Where to go after signing in: only a path on this site (never an open redirect). */
@@ -49,8 +50,6 @@ function AuthCard({ mode }: { mode: "login" | "signup" }) {
   const next = safeNext(params.get("next"));
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
-  const emailId = useId();
-  const passwordId = useId();
   const isLogin = mode === "login";
 
   return (
@@ -68,35 +67,23 @@ function AuthCard({ mode }: { mode: "login" | "signup" }) {
           );
         }}
       >
-        <div className="field">
-          <label className="field__label" htmlFor={emailId}>
-            E-mail
-          </label>
-          <input
-            id={emailId}
-            className="input"
-            type="email"
-            autoComplete="email"
-            required
-            value={email}
-            onChange={(e) => setEmail(e.currentTarget.value)}
-          />
-        </div>
-        <div className="field">
-          <label className="field__label" htmlFor={passwordId}>
-            Password
-          </label>
-          <input
-            id={passwordId}
-            className="input"
-            type="password"
-            autoComplete={isLogin ? "current-password" : "new-password"}
-            required
-            minLength={isLogin ? undefined : 12}
-            value={password}
-            onChange={(e) => setPassword(e.currentTarget.value)}
-          />
-        </div>
+        <TextField
+          label="E-mail"
+          type="email"
+          autoComplete="email"
+          required
+          value={email}
+          onValue={setEmail}
+        />
+        <TextField
+          label="Password"
+          type="password"
+          autoComplete={isLogin ? "current-password" : "new-password"}
+          required
+          minLength={isLogin ? undefined : 12}
+          value={password}
+          onValue={setPassword}
+        />
         {signIn.isError && (
           <p className="form-error" role="alert">
             {signInProblem(mode, signIn.error)}

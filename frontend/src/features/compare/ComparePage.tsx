@@ -166,24 +166,11 @@ function ComparisonView({
             <thead>
               <tr>
                 <th scope="col">Server</th>
-                <th scope="col" className="num">
-                  Size
-                </th>
-                <th scope="col" className="num">
-                  Connections
-                </th>
-                <th scope="col" className="num">
-                  Before
-                </th>
-                <th scope="col" className="num">
-                  After
-                </th>
-                <th scope="col" className="num">
-                  Change
-                </th>
-                <th scope="col" className="num">
-                  Predicted
-                </th>
+                {NUMBER_COLUMNS.map((name) => (
+                  <th key={name} scope="col" className="num">
+                    {name}
+                  </th>
+                ))}
               </tr>
             </thead>
             <tbody>
@@ -224,6 +211,9 @@ function ComparisonView({
     </>
   );
 }
+
+// The transfers table's columns after Server, one per cell of `TransferRow`.
+const NUMBER_COLUMNS = ["Size", "Connections", "Before", "After", "Change", "Predicted"] as const;
 
 function TransferRow({ transfer: t }: { transfer: ComparedTransfer }) {
   const speed = speedWords(t.speedup);

@@ -1,9 +1,8 @@
-import { Link } from "react-router";
 import { errorMessage } from "../../api/http";
 import { useRevokeWorkspaceShareLink, useWorkspaceShareLinks } from "../../api/shares";
 import type { Workspace } from "../../api/types";
 import { Skeleton } from "../../app/Skeleton";
-import { linkState } from "../share/ShareDialog";
+import { ShareLinksTable } from "../share/ShareLinksTable";
 
 /**
  * Every share link to the workspace's captures, for its owners to review: which capture, who
@@ -34,53 +33,14 @@ export function WorkspaceShareLinks({ workspace }: { workspace: Workspace }) {
       ) : links.data.length === 0 ? (
         <p className="muted">No capture of this workspace has been shared.</p>
       ) : (
-        <table className="table" aria-label="Share links of this workspace">
-          <thead>
-            <tr>
-              <th scope="col">Capture</th>
-              <th scope="col">Created by</th>
-              <th scope="col">Created</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Opens</th>
-              <th scope="col">State</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {links.data.map((link) => {
-              const state = linkState(link);
-              return (
-                <tr key={link.id}>
-                  <td>
-                    <Link to={`/captures/${link.capture_id}`}>{link.filename}</Link>
-                  </td>
-                  <td>{link.created_by ?? "a former member"}</td>
-                  <td className="num">{new Date(link.created_at).toLocaleString()}</td>
-                  <td className="num">
-                    {link.expires_at ? new Date(link.expires_at).toLocaleString() : "never"}
-                  </td>
-                  <td>{link.allow_download ? "analysis + file" : "analysis only"}</td>
-                  <td>{state}</td>
-                  <td className="table__actions">
-                    {state === "active" && (
-                      <button
-                        type="button"
-                        className="button button--danger button--small"
-                        aria-label={`Revoke this link to ${link.filename}`}
-                        disabled={revoke.isPending}
-                        onClick={() => revoke.mutate(link)}
-                      >
-                        Revoke
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+        <ShareLinksTable
+          links={links.data}
+          filename={(link) => link.filename}
+          label="Share links of this workspace"
+          className="table"
+          revoking={revoke.isPending}
+          onRevoke={(link) => revoke.mutate(link)}
+        />
       )}
     </section>
   );

@@ -4,6 +4,7 @@ import { useCreateShareLink, useRevokeShareLink, useShareLinks } from "../../api
 import type { ShareLink } from "../../api/types";
 import { CopyField } from "../../app/CopyField";
 import { Dialog } from "../../app/Dialog";
+import { ShareLinksTable } from "./ShareLinksTable";
 
 const EXPIRY_CHOICES: readonly { label: string; seconds: number | null }[] = [
   { label: "1 day", seconds: 86_400 },
@@ -93,45 +94,12 @@ export function ShareDialog({ captureId, onClose }: { captureId: string; onClose
       ) : links.data.length === 0 ? (
         <p className="muted">No links yet.</p>
       ) : (
-        <table className="table table--compact">
-          <thead>
-            <tr>
-              <th scope="col">Created</th>
-              <th scope="col">By</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Opens</th>
-              <th scope="col">State</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {links.data.map((link) => (
-              <tr key={link.id}>
-                <td className="num">{new Date(link.created_at).toLocaleString()}</td>
-                <td>{link.created_by ?? "a former member"}</td>
-                <td className="num">
-                  {link.expires_at ? new Date(link.expires_at).toLocaleString() : "never"}
-                </td>
-                <td>{link.allow_download ? "analysis + file" : "analysis only"}</td>
-                <td>{linkState(link)}</td>
-                <td>
-                  {linkState(link) === "active" && (
-                    <button
-                      type="button"
-                      className="button button--danger button--small"
-                      disabled={revoke.isPending}
-                      onClick={() => revoke.mutate(link.id)}
-                    >
-                      Revoke
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <ShareLinksTable
+          links={links.data}
+          className="table table--compact"
+          revoking={revoke.isPending}
+          onRevoke={(link) => revoke.mutate(link.id)}
+        />
       )}
     </Dialog>
   );
@@ -144,10 +112,4 @@ function accessOf(link: ShareLink): string {
   return link.allow_download
     ? `It opens the analysis and the capture file, ${until}.`
     : `It opens the analysis only (no file download), ${until}.`;
-}
-
-export function linkState(link: ShareLink, now = Date.now()): "active" | "expired" | "revoked" {
-  if (link.revoked_at) return "revoked";
-  if (link.expires_at && Date.parse(link.expires_at) <= now) return "expired";
-  return "active";
 }
