@@ -3,8 +3,9 @@ step) or loaded from it (the analysis fork server's warm-up): ``build``, ``run_e
 
 Kernels compile on their first call with the types of that call, and which kernels a capture
 reaches depends on its format and contents: ``run_every_kernel`` analyses small captures made
-here that take every path through the kernels (the test of the build step analyses real captures
-of every kind afterwards and checks that none compiles).
+here that take every path through the kernels, and calls every kernel the diagnosis calls from
+Python on each connection they have, whether a rule calls it there or not (the test of the build
+step analyses real captures of every kind afterwards and checks that none compiles).
 """
 
 from __future__ import annotations
@@ -16,8 +17,12 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tcplens import kernel_cache
+
+if TYPE_CHECKING:
+    from tcplens.tcp.model import TcpAnalysis
 
 
 def run_every_kernel() -> None:
@@ -43,17 +48,27 @@ def run_every_kernel() -> None:
             capture = read_capture(path)
             analysis, report = analyse_capture(capture, consume_packets=True)
             write_report(io.BytesIO().write, report, analysis.segments)
-    _run_finding_kernels()
+            _run_diagnosis_kernels(analysis)
 
 
-def _run_finding_kernels() -> None:
-    """Kernels that only a rule that found something calls (no tiny capture shows every cause)."""
-    import numpy as np
+def _run_diagnosis_kernels(analysis: TcpAnalysis) -> None:
+    """Every kernel the diagnosis calls from Python, on every connection it labels (the rules
+    call them only for a flow they found something in; ``timeline.run_every_kernel``)."""
+    from tcplens.diagnosis import timeline
+    from tcplens.diagnosis.from_analysis import (
+        KernelColumns,
+        LabelledConnections,
+        flow_facts,
+        labelled_rows,
+    )
 
-    from tcplens.diagnosis import rtt_estimate
-
-    samples = np.arange(2.0)
-    rtt_estimate.rtt_at(samples, samples, samples, samples, samples, 0.0, 0.001)
+    origin = analysis.capture_start_ns
+    facts = flow_facts(analysis, origin)
+    conns = LabelledConnections(
+        analysis, KernelColumns(analysis), origin, facts, labelled_rows(facts)
+    )
+    for flow in conns:
+        timeline.run_every_kernel(conns[flow])
 
 
 def build(progress: Callable[[int], None] | None = None) -> Path:

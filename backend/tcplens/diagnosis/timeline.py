@@ -69,6 +69,7 @@ __all__ = [
     "nagle_stalls",
     "pause_after",
     "rtt_at",
+    "run_every_kernel",
     "think_after",
     "transfer_intervals",
 ]
@@ -214,6 +215,19 @@ def nagle_stalls(tr: Transfer, base_rtt: float) -> tuple[B, F64]:
         tr.ack_payload, float(tr.lag_s), int(tr.mss), float(base_rtt),
     )  # fmt: skip
     return stall, delay
+
+
+def run_every_kernel(conn: Connection) -> None:
+    """Call every kernel of the functions above on ``conn`` and each of its transfers, with the
+    types the rules and tools call them with. The build step (``kernel_build``) runs it on every
+    connection of its captures: a rule calls them only for a flow it found something in, and
+    which rules find something there must not decide which kernels are compiled ahead."""
+    base_rtt = conn.min_rtt_s or 0.0
+    connection_intervals(conn)
+    for tr in conn.transfers:
+        transfer_intervals(tr, base_rtt)
+        nagle_stalls(tr, base_rtt)
+        rtt_at(tr, tr.t, base_rtt)
 
 
 def shares_by_connection(durations: F64, seconds: F64) -> list[dict[Factor, float]]:
