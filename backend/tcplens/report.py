@@ -350,7 +350,7 @@ def analyse_capture(
     done with them (``analyze_tcp(consume=True)``; bulk_5M: ~200 MB fewer fresh pages). The
     capture's info, DNS messages and address table stay.
     """
-    from tcplens.diagnosis import diagnose
+    from tcplens.diagnosis.engine import diagnose
     from tcplens.tcp.analyze import analyze_tcp
 
     if on_stage is not None:

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,3 +32,20 @@ def test_app_without_an_engine_starts_migrates_and_stops_its_embedded_database(
         assert not pid_file.exists()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def test_the_api_process_loads_no_analysis_kernels() -> None:
+    """The web app reads the factor registry and compares stored reports without numba: the
+    analyses run in the fork server's children (issue 30 item 9, memory at rest: importing
+    numba, llvmlite and the kernels' modules cost the API process ~60 MiB)."""
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, tcplens.main; print(sorted({'numba', 'llvmlite'} & set(sys.modules)))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert loaded.stdout.strip() == "[]"

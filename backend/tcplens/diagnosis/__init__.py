@@ -1,9 +1,8 @@
 """Diagnosis: flow arrays and metrics → findings, one rule per module. Pure.
 
->>> from tcplens.diagnosis import diagnose  # diagnose(capture, tcp_analysis) -> Diagnosis
+>>> from tcplens.diagnosis.engine import diagnose  # diagnose(capture, tcp_analysis) -> Diagnosis
+
+Importing the package imports none of its modules: the API reads the registry
+(``diagnosis.factors``) and compares stored reports (``diagnosis.comparison``) without loading
+numba and the kernels, which only the processes that analyse need.
 """
-
-from tcplens.diagnosis.engine import Diagnosis, FlowVerdict, diagnose
-from tcplens.diagnosis.finding import FACTORS, Finding
-
-__all__ = ["FACTORS", "Diagnosis", "Finding", "FlowVerdict", "diagnose"]

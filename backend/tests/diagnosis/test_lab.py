@@ -13,7 +13,8 @@ from functools import cache
 import pytest
 
 from tcplens.capture import read_capture
-from tcplens.diagnosis import Diagnosis, Finding, diagnose
+from tcplens.diagnosis.engine import Diagnosis, diagnose
+from tcplens.diagnosis.finding import Finding
 from tcplens.tcp.analyze import analyze_tcp
 from tests.capture.shared_captures import LAB, require
 

@@ -11,7 +11,7 @@ from lab.catalogue import by_name
 from lab.runner import LabCapture, make_capture
 
 from tcplens.capture import read_capture
-from tcplens.diagnosis import diagnose
+from tcplens.diagnosis.engine import diagnose
 from tcplens.tcp.analyze import analyze_tcp
 
 pytestmark = pytest.mark.lab
