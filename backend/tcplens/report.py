@@ -58,6 +58,7 @@ def flows_json(
     analysis: TcpAnalysis, origin_ns: int, verdicts: FlowVerdicts
 ) -> list[dict[str, Any]]:
     """DESIGN.md ``flows`` entries, plus ``vantage`` (where the capture point sits),
+    ``rtt_by_direction_ms`` (each direction's data → ACK round trip from the capture point),
     ``window_scale`` (each side's shift; null when the handshake was not captured, because
     the windows of that side then cannot be read in bytes) and ``encapsulation`` (the tunnels
     its packets came through, e.g. ``"VLAN+PPPoE"``; null for none).
@@ -87,6 +88,11 @@ def flows_json(
         _none_if_negative(f.window_scale_server),
         timelines_json(analysis, origin_ns),
         [encapsulation_text(layers) for layers in f.encapsulation.tolist()],
+        zip(
+            _direction_rtt(f.data_rtt_min_ns_c2s, f.data_rtt_median_ns_c2s),
+            _direction_rtt(f.data_rtt_min_ns_s2c, f.data_rtt_median_ns_s2c),
+            strict=True,
+        ),
         strict=True,
     )
     # one dict per flow: output formatting, not analysis
@@ -108,10 +114,11 @@ def flows_json(
             "window_scale": {"client": ws_c, "server": ws_s},
             "timeline": tl,
             "encapsulation": en,
+            "rtt_by_direction_ms": {"client_to_server": by_dir[0], "server_to_client": by_dir[1]},
         }
         for (
             fid, cl, sv, st, du, b_cs, b_sc, pk, hs, r0, r1, r2, rt, factor, share, va, ws_c, ws_s, tl,
-            en,
+            en, by_dir,
         ) in columns
     ]  # fmt: skip
 
@@ -195,6 +202,16 @@ def _none_if_negative(
 def _s_list(ns: npt.NDArray[np.int64], origin_ns: int) -> list[float | None]:
     """Capture-relative seconds, None where the time is unknown (negative)."""
     return _none_if_negative(ns, np.round((ns - origin_ns) / 1e9, 6))
+
+
+def _direction_rtt(
+    min_ns: npt.NDArray[np.int64], median_ns: npt.NDArray[np.int64]
+) -> list[dict[str, float] | None]:
+    """``{"min", "median"}`` in milliseconds per flow, None without a sample."""
+    return [
+        None if lo is None or mid is None else {"min": lo, "median": mid}
+        for lo, mid in zip(_ms_list(min_ns), _ms_list(median_ns), strict=True)
+    ]
 
 
 def _ms_list(ns: npt.NDArray[np.int64]) -> list[float | None]:

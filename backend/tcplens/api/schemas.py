@@ -229,6 +229,21 @@ class RttSummary(BaseModel):
     p95: float
 
 
+class DirectionRtt(BaseModel):
+    min: float
+    median: float
+
+
+class DirectionRtts(BaseModel):
+    """Each direction's data → ACK round trip as seen at the capture point (from there to the
+    data's receiver and back: what Wireshark's ``tcp.analysis.ack_rtt`` times), from samples
+    that measure the network (Karn's rule, none longer than the retransmission timeout);
+    null without a sample."""
+
+    client_to_server: DirectionRtt | None
+    server_to_client: DirectionRtt | None
+
+
 class WindowScale(BaseModel):
     """Each side's window scale shift (RFC 7323); null when its handshake was not captured."""
 
@@ -272,6 +287,9 @@ class FlowSummary(BaseModel):
         description="The tunnels its packets came through, outermost kinds first, joined by "
         "'+' (VLAN, MPLS, PPPoE, GRE, ERSPAN, 802.11, IPIP, 6in4, 4in6, 6in6, VXLAN, Geneve, "
         "GTP-U); null for none",
+    )
+    rtt_by_direction_ms: DirectionRtts | None = Field(
+        default=None, description="Each direction's data → ACK round trip from the capture point"
     )
 
 

@@ -80,6 +80,7 @@ def _analyze(
     clients = _Clients(fa.n_flows, fa.client_from_syn, fa.first_row)
     del fa  # its per-packet columns are no longer needed: free them before the next stages
     times = _HandshakeTimes.of(segments, handshake)
+    # (rtt_samples sets a half it finds to be no round trip to -1 in ``times``)
     halves = (times.syn_rtt_ns, times.synack_rtt_ns)
     rtt, path = rtt_samples(segments, handshake, facts, echoes, halves)
     del echoes
@@ -210,6 +211,10 @@ def _flows(
         rtt_min_ns=path.min_ns,
         rtt_median_ns=path.median_ns,
         rtt_p95_ns=path.p95_ns,
+        data_rtt_min_ns_c2s=path.data_ack_min_ns[:, 0].copy(),
+        data_rtt_min_ns_s2c=path.data_ack_min_ns[:, 1].copy(),
+        data_rtt_median_ns_c2s=path.data_ack_median_ns[:, 0].copy(),
+        data_rtt_median_ns_s2c=path.data_ack_median_ns[:, 1].copy(),
         window_scale_client=hs.window_scale_client,
         window_scale_server=hs.window_scale_server,
         mss_client=hs.mss_client,

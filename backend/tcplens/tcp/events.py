@@ -302,7 +302,21 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     end = s + ln + (1 if syn_fin else 0)
                     advances = not has_nxt or end > nxt
                     if end > s and not probe:  # Karn: queued, or what it re-sends is ambiguous
-                        queue_sent(st, o, i, s, end, advances, has_nxt, nxt, queue)
+                        queue_sent(
+                            st,
+                            o,
+                            i,
+                            s,
+                            end,
+                            advances,
+                            has_nxt,
+                            nxt,
+                            st[v + MAXACK],
+                            t,
+                            st[v + LASTACKTIME],
+                            out_time,
+                            queue,
+                        )
                     nxt = advance_sequence(st, o, s, t, end, advances, probe, has_nxt, nxt)
 
                     if is_ack:  # RTT samples: the segments this ACK (or its first SACK block) times

@@ -2,8 +2,9 @@
 
 Each direction's segments that advanced the sequence number wait in a queue until an ACK covers
 them (RFC 6298 §3, Karn): an ACK that advances times the newest segment it covers, unless a
-segment of the newly covered range was sent more than once; a SACK block (RFC 2018 §4) whose
-right edge ends a queued segment times that segment.
+byte of the newly covered range was sent more than once (also: re-sent into a hole of the
+capture), or it acknowledges beyond the newest covered segment bytes never seen sent; a SACK
+block (RFC 2018 §4) whose right edge ends a queued segment times that segment.
 
 The queue of a direction is an array of its queued segments (``queue``, one row of
 ``ENTRY`` int64 per segment: its Segments row, its Karn word, where it ends, a skip link), in
@@ -50,6 +51,11 @@ ENTRY = 4
 SPAN = (1 << 28) - 1  # payload (< 2**16) plus one for SYN or FIN
 AMBIGUOUS = 1 << 28  # part of its sequence range was sent more than once: no RTT sample from it
 SACKED = 1 << 29  # a SACK block already timed it
+# a segment sent again sooner than this, the peer silent since, is the same packet captured twice
+DUPLICATE_COPY_NS = 1_000_000
+# sequence space right before it was never seen sent (it started beyond its sender's next
+# sequence number: Wireshark's "previous segment not captured")
+GAP_BEFORE = 1 << 30
 
 
 @inline_kernel
@@ -96,22 +102,58 @@ def find_unmarked(queue, j, stop):  # type: ignore[no-untyped-def]  # pragma: no
 
 @inline_kernel
 def queue_sent(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    st, o, i, s, end, advances, has_nxt, nxt, queue
+    st, o, i, s, end, advances, has_nxt, nxt, acked, t, peer_t, out_time, queue
 ):
-    """Segment ``i`` (``s .. end``) of the direction with state row ``o`` was sent: queued if it
-    advances the sequence number, else every queued segment it overlaps becomes ambiguous."""
+    """Segment ``i`` (``s .. end``, time ``t``) of the direction with state row ``o`` was sent:
+    queued if it advances the sequence number, else every queued segment it overlaps becomes
+    ambiguous, and so does the segment after a hole it re-sends into (``acked``: the peer's
+    highest ACK), unless it is a copy of a queued segment (``peer_t``: the peer's last packet's
+    time, ``out_time``: each row's)."""
     q_end = st[o + Q_END]
     if advances:
         # new data (maybe partly resent: then ambiguous itself): queue it for Karn's rule
         u = np.uint64(q_end)
         queue[u, ROW] = i
-        queue[u, WORD] = (end - s) | (AMBIGUOUS if (has_nxt and s < nxt) else 0)
+        queue[u, WORD] = (
+            (end - s)
+            | (AMBIGUOUS if (has_nxt and s < nxt) else 0)
+            | (GAP_BEFORE if (has_nxt and s > nxt) else 0)
+        )
         queue[u, END] = end
         queue[u, SKIP] = q_end + 1
         st[o + Q_END] = q_end + 1
         return
-    # sent again: every queued segment it overlaps is now ambiguous (Karn)
     j = first_end_above(queue, st[o + Q_HEAD], q_end, s)
+    # the same segment again within DUPLICATE_COPY_NS, the peer silent since: the packet
+    # captured twice (two interfaces, a span port: nDPI's 1kxun has every client packet twice,
+    # 41 us apart), not a transmission. No TCP resends that fast without a word from the peer:
+    # Linux's tail loss probe waits 2 SRTT + 2 ms at least (tcp_schedule_loss_probe), its RTO
+    # 200 ms (TCP_RTO_MIN); a fast retransmission waits for duplicate ACKs
+    if j < q_end:
+        u = np.uint64(j)
+        row = np.uint64(queue[u, ROW])
+        if (
+            queue[u, END] == end
+            and end - (queue[u, WORD] & SPAN) == s
+            and t - out_time[row] < DUPLICATE_COPY_NS
+            and peer_t <= out_time[row]
+        ):
+            return
+    # sent again: every queued segment it overlaps is now ambiguous (Karn)
+    # and where it re-sends bytes never seen sent (its first or last byte unacknowledged in a
+    # hole of the capture), the segment after the hole: an ACK that covers it covers the hole,
+    # filled by this resend or by the first transmission the capture missed (suricata's
+    # tcp-rst-unacked-stream-10: a hole re-sent 16 s after the segment beyond it was sent,
+    # then both acknowledged, 16 s "round trip" in Wireshark's ack_rtt)
+    first = max(s, acked)
+    if first < end:
+        k = j
+        for byte in (first, end - 1):
+            k = first_end_above(queue, k, q_end, byte)
+            if k < q_end:
+                u = np.uint64(k)
+                if queue[u, END] - (queue[u, WORD] & SPAN) > byte:
+                    queue[u, WORD] |= AMBIGUOUS
     j = find_unmarked(queue, j, q_end)
     while j < q_end:
         u = np.uint64(j)
@@ -142,7 +184,10 @@ def time_ack(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     of its direction) times the peer's (``v``) queued segments it covers: the samples go to
     ``rtt_ack``/``rtt_sent`` from ``rtt_base + n_rtt``; returns the new count ``n_rtt``."""
     # RTT (RFC 6298 Karn): an ACK that advances times the newest segment it covers,
-    # unless a segment in the newly covered range was sent more than once
+    # unless a byte of the newly acknowledged range was sent more than once (queue_sent), or
+    # it acknowledges bytes beyond the newest that the capture never saw sent: the newest
+    # segment it answers was not captured (Wireshark times only an ACK that ends a captured
+    # segment; pcapplusplus_ldap: ACKs of data sampled out of the capture, 216 s)
     q_end = st[v + Q_END]
     if a > st[o + MAXACK]:  # (NOT_SEEN before the first ACK)
         head = st[v + Q_HEAD]
@@ -152,6 +197,10 @@ def time_ack(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
             clean = True
             for j in range(head, covered):
                 clean &= (queue[np.uint64(j), WORD] & AMBIGUOUS) == 0  # (no branch)
+            # acknowledged beyond the newest: those bytes must be the next entry's, sent once
+            if a > queue[np.uint64(covered - 1), END]:
+                after = queue[np.uint64(min(covered, q_end - 1)), WORD]
+                clean &= covered < q_end and (after & (AMBIGUOUS | GAP_BEFORE)) == 0
             newest = queue[np.uint64(covered - 1), ROW]
             st[v + Q_HEAD] = covered
             # the queue ran empty: the chain of entries the cursor is in (if open) ends here

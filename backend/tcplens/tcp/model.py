@@ -162,6 +162,14 @@ class Flows:
     rtt_min_ns: I64
     rtt_median_ns: I64
     rtt_p95_ns: I64  # nearest rank
+    # Per direction of data: the round trip from the capture point to that data's receiver and
+    # back, as its data → ACK samples measure it (what Wireshark's tcp.analysis.ack_rtt times,
+    # from the samples that measure the network: tcp.rtt), smallest and median (the lower
+    # middle one); -1 without a sample. Only half of the path where the capture sat at an end.
+    data_rtt_min_ns_c2s: I64
+    data_rtt_min_ns_s2c: I64
+    data_rtt_median_ns_c2s: I64
+    data_rtt_median_ns_s2c: I64
     # Shift applied to the windows each side advertises (RFC 7323 §2): 0..14 when the handshake
     # was captured (0 when scaling was not negotiated), -1 when unknown (handshake not captured).
     # Unknown is never silently taken as 0: windows of that side are then left unscaled and

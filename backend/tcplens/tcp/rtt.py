@@ -12,13 +12,22 @@
 * **handshake**: SYN → SYN/ACK and SYN/ACK → ACK separately, because their split tells where
   the capture was taken (:mod:`tcplens.tcp.vantage`).
 
+A sample longer than the retransmission timeout its sender would have had is no round trip
+(:func:`_rto_bound`): a sender resends data left unacknowledged that long (RFC 6298 §5), so an
+ACK that first covers data later than that, with no resend between, answers nothing the
+network did in that time: the ACK the receiver sent on time was not captured (captures that
+hold no pure ACKs: nDPI's bitcoin, PcapPlusPlus's tls2, where the next request, a minute
+later, is the first captured ACK), or the capture's clock jumped. Such samples are dropped,
+and so is a handshake half (:attr:`Flows.handshake_syn_rtt_ns`) they rule out.
+
 The timestamp pairs are found before the per-packet pass (:mod:`tcplens.tcp.timestamps`, so
 that the table's timestamp columns die early); the rest is one compiled pass per flow, flows in
 parallel, that merges the flow's samples in the order of the completing packet straight into
 their final rows, so the result is sorted by ``(flow, frame)`` without a sort and without
 n-sized temporaries (fresh memory is the analysis's main per-packet cost, issue 4), and takes
 the flow's path-RTT statistics (:mod:`tcplens.tcp.path_rtt`). Each flow's number of samples is
-known before (its pairs), unless a capture's clock stepped back (negative samples are dropped).
+known before (its pairs), unless samples are dropped (negative ones, where a capture's clock
+stepped back, and those beyond the RTO).
 """
 
 from __future__ import annotations
@@ -43,6 +52,14 @@ from tcplens.tcp.timestamps import TimestampEchoes
 
 I64 = npt.NDArray[np.int64]
 
+# Retransmission timeouts (RFC 6298 §2): the RTO is SRTT + 4 RTTVAR, at least 1 s (2.4), 1 s
+# before any sample (2.1), and 3 s in stacks that still follow RFC 1122 / RFC 2988 (§5.7: also
+# after a lost SYN): with no sample yet, the larger; at most Linux's TCP_RTO_MAX (RFC 6298 (2.5)
+# allows a cap of 60 s or more).
+MIN_RTO_NS = 1_000_000_000
+INITIAL_RTO_NS = 3_000_000_000
+MAX_RTO_NS = 120_000_000_000
+
 
 def rtt_samples(
     seg: Segments,
@@ -56,12 +73,13 @@ def rtt_samples(
 
     ``facts`` holds the data → ACK pairs the per-packet state machine chose, ``echoes`` the
     timestamp pairs (of the flow layout ``seg`` was built on); ``halves`` are the handshake's
-    SYN → SYN/ACK and SYN/ACK → ACK times per flow (-1 unknown).
+    SYN → SYN/ACK and SYN/ACK → ACK times per flow (-1 unknown); a half whose sample is
+    dropped (:func:`_rto_bound`) is set to -1 in them.
     """
     n_flows = hs.syn.shape[0]
-    stats = np.empty((n_flows, 5), np.int64)
-    # each flow's samples are its pairs, fewer only where a capture's clock stepped back (a
-    # negative sample is dropped): each flow writes its samples from where they would start if
+    stats = np.empty((n_flows, 7), np.int64)
+    # each flow's samples are its pairs, fewer only where samples are dropped (negative ones
+    # and those beyond the RTO: _merge): each flow writes its samples from where they would start if
     # none were dropped, and only flows after a drop move down afterwards (no count first)
     pairs = facts.rtt_count + echoes.count[:, 0] + echoes.count[:, 1]
     pairs += (hs.syn >= 0) & (hs.synack >= 0)
@@ -121,6 +139,7 @@ def rtt_samples(
         median_ns=stats[:, 1].copy(),
         p95_ns=stats[:, 2].copy(),
         data_ack_min_ns=stats[:, 3:5].copy(),
+        data_ack_median_ns=stats[:, 5:7].copy(),
     )
     return rtt, path
 
@@ -129,6 +148,30 @@ def _offsets(counts: I64) -> I64:
     out = np.zeros(counts.shape[0] + 1, np.int64)
     np.cumsum(counts, out=out[1:])
     return out
+
+
+@inline_kernel
+def _rto_bound(srtt0, var0, srtt1, var1):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """The longest a sample may be: the retransmission timeout of a sender whose round trip is
+    the flow's (RFC 6298 (2.2)-(2.5), with :data:`MIN_RTO_NS` ... :data:`MAX_RTO_NS`).
+
+    ``srtt0, var0`` estimate (RFC 6298 (2.2)/(2.3)) the round trip from the capture point to
+    the receiver of direction 0's data and back, from its data → ACK samples; ``srtt1, var1``
+    the same for direction 1's (-1 and 0 before any). Their sum is the whole path, wherever
+    the capture sat: each sender's round trip. Without any sample, :data:`INITIAL_RTO_NS`."""
+    if srtt0 < 0 and srtt1 < 0:
+        return INITIAL_RTO_NS
+    rto = max(srtt0, 0) + max(srtt1, 0) + 4 * (var0 + var1)
+    return min(max(rto, MIN_RTO_NS), MAX_RTO_NS)
+
+
+@inline_kernel
+def _estimate(srtt, var, r):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """RFC 6298 (2.2)/(2.3): SRTT and RTTVAR after sample ``r`` (alpha 1/8, beta 1/4);
+    ``srtt`` -1 before the first."""
+    if srtt < 0:
+        return r, r // 2
+    return srtt + (r - srtt) // 8, var + (abs(srtt - r) - var) // 4
 
 
 @inline_kernel
@@ -187,9 +230,11 @@ def _merge(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     stats,
 ):
     """Per flow: the merge of all samples by completing frame (data → ACK first, then
-    timestamp, then handshake samples, as the kinds are numbered), negative samples dropped,
-    written from row ``room[f]`` on; the path RTT (:func:`path_rtt`). Returns each flow's
-    number of samples kept."""
+    timestamp, then handshake samples, as the kinds are numbered), negative samples and those
+    beyond the RTO (:func:`_rto_bound`, estimated from the data → ACK samples kept before)
+    dropped, written from row ``room[f]`` on; the path RTT (:func:`path_rtt`). A handshake
+    half whose sample is dropped is set to -1 in ``syn_rtt`` / ``synack_rtt``. Returns each
+    flow's number of samples kept."""
     sent_dir, kind_of, rtt_of, ack_row, sent_row = columns
     kept = np.empty(syn.shape[0], np.int64)
     taken = np.zeros(1, np.int64)  # parts taken so far: each worker takes the next (in_turn)
@@ -218,6 +263,11 @@ def _merge(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                 c1 = 0
                 min0 = np.int64(-1)
                 min1 = np.int64(-1)
+                # RFC 6298 estimates of each direction's data → ACK round trip (_rto_bound)
+                srtt0 = np.int64(-1)
+                var0 = np.int64(0)
+                srtt1 = np.int64(-1)
+                var1 = np.int64(0)
                 o = room[f]
                 # the next sample of each source: data -> ACK, timestamps echoed by direction 0,
                 # by direction 1, handshake (in that order on the same frame), as (acknowledging
@@ -243,22 +293,30 @@ def _merge(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     if bf == NONE:
                         break
                     rt = time_ns[a] - time_ns[s]
+                    ok = rt >= 0 and rt <= _rto_bound(srtt0, var0, srtt1, var1)
                     if best == 0:
                         kind = RTT_DATA_ACK
                         pd += 1
                         ad, sd, fd = _next_pair(data_ack, db, data_sent, db, pd, nd, frame)
-                        if rt >= 0:
+                        if ok:
                             v = min(rt, RTT_CLIP_NS)
                             if s < lo1:  # timing direction 0's data
                                 values[c0] = v
                                 c0 += 1
                                 min0 = rt if min0 < 0 else min(min0, rt)
+                                srtt0, var0 = _estimate(srtt0, var0, rt)
                             else:
                                 c1 += 1
                                 values[nd - c1] = v
                                 min1 = rt if min1 < 0 else min(min1, rt)
+                                srtt1, var1 = _estimate(srtt1, var1, rt)
                     elif best == 3:
                         kind = h_kind[ph]
+                        if not ok:  # the half is no round trip
+                            if kind == RTT_HANDSHAKE_SYN:
+                                syn_rtt[f] = -1
+                            else:
+                                synack_rtt[f] = -1
                         ph += 1
                         ah, sh, fh = _next_pair(h_ack, 0, h_sent, 0, ph, nh, frame)
                     else:
@@ -271,7 +329,7 @@ def _merge(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                             a1, s1, f1 = _next_pair(
                                 ts_echo, t0 + m0, ts_sent, t0 + m0, p1, m1, frame
                             )
-                    if rt < 0:
+                    if not ok:
                         continue
                     u = np.uint64(o)  # unsigned: numba adds no negative-index wraparound per store
                     sent_dir[u] = 0 if s < lo1 else 1

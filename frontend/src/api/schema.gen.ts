@@ -854,6 +854,24 @@ export interface components {
             /** Password */
             password: string;
         };
+        /** DirectionRtt */
+        DirectionRtt: {
+            /** Median */
+            median: number;
+            /** Min */
+            min: number;
+        };
+        /**
+         * DirectionRtts
+         * @description Each direction's data → ACK round trip as seen at the capture point (from there to the
+         *     data's receiver and back: what Wireshark's ``tcp.analysis.ack_rtt`` times), from samples
+         *     that measure the network (Karn's rule, none longer than the retransmission timeout);
+         *     null without a sample.
+         */
+        DirectionRtts: {
+            client_to_server: components["schemas"]["DirectionRtt"] | null;
+            server_to_client: components["schemas"]["DirectionRtt"] | null;
+        };
         /** FieldProblem */
         FieldProblem: {
             /**
@@ -1005,6 +1023,8 @@ export interface components {
             packets: number;
             /** Retransmissions */
             retransmissions: number;
+            /** @description Each direction's data → ACK round trip from the capture point */
+            rtt_by_direction_ms?: components["schemas"]["DirectionRtts"] | null;
             /** @description The path's round trip, when measured */
             rtt_ms: components["schemas"]["RttSummary"] | null;
             /** Server */
