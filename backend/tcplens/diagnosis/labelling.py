@@ -33,6 +33,7 @@ from tcplens.diagnosis.search import (
 from tcplens.diagnosis.thresholds import (
     APP_ACK_MAX_BYTES,
     BIG,
+    FULL_LINK,
     QUEUE_INFLATION,
     QUEUE_INFLATION_FLOOR_S,
     RARE_LOSS_RTTS,
@@ -65,6 +66,33 @@ _think_after = numba.njit(cache=True)(think_after)
 def _at(values, j, before):  # type: ignore[no-untyped-def]
     """``values[j]``, or ``before`` where nothing was seen yet (index -1, or no values)."""
     return values[j] if values.size and j >= 0 else before
+
+
+@numba.njit(cache=True)
+def path_rate(ack_t, ack_cum):  # type: ignore[no-untyped-def]
+    """The rate (bytes/s) at which the path delivered this transfer's data when it was the
+    limit, from the ACK stream alone: Keshav's packet pair ("A control-theoretic approach to flow
+    control", SIGCOMM 1991). Segments that queued back to back at the bottleneck leave it one
+    serialisation time apart and are acknowledged that far apart, so the bytes an ACK advances
+    over its gap from the previous advancing ACK are the bottleneck's rate (the delivery rate of
+    draft-cheng-iccrg-delivery-rate-estimation, sampled per ACK). Gaps between flights spread
+    some pairs; ACK compression, rarer, could only make a pair look faster, which makes the
+    full-link test of ``label_transfer`` hold less often. The upper quartile of the samples: at
+    least a quarter of the pairs showed this rate. ``inf`` (no evidence) below 4 samples. The ACK
+    stream is the same at either capture point, shifted by the lag."""
+    m = ack_t.size
+    rates = np.empty(max(m - 1, 0))
+    k = 0
+    prev = -1
+    for j in range(1, m):
+        if ack_cum[j] > ack_cum[j - 1]:
+            if prev >= 0 and ack_t[j] > ack_t[prev]:
+                rates[k] = (ack_cum[j] - ack_cum[prev]) / (ack_t[j] - ack_t[prev])
+                k += 1
+            prev = j
+    if k < 4:
+        return np.inf
+    return np.percentile(rates[:k], 75.0)
 
 
 @numba.njit(cache=True)
@@ -229,12 +257,25 @@ def label_transfer(  # type: ignore[no-untyped-def]
                 first_queued_drop |= (r_t[r] <= end[0]) & rtx_queued[r]
     span_rtts = (t[n - 1] - t[0]) / base_rtt if base_rtt > 0 else 0.0
     rare_drops = episodes > 0 and any_queued_drop and span_rtts >= RARE_LOSS_RTTS * episodes
+    # After a loss, what the window in force delivered: the bytes acknowledged over the round
+    # trip that follows the interval's start (the flight the sender had out then, acknowledged;
+    # the rate sample BBR itself takes when that flight's ACKs return, draft-cheng-iccrg-
+    # delivery-rate-estimation), against the path's rate. A window the loss cut delivers less
+    # than the link carries (CUBIC: beta = 0.7 of it); a sender that kept its rate (BBR) fills
+    # it. The ACKs of the round trip before would still show the flight sent before the cut.
+    # Only asked after a loss: the ACK pairs are read once per transfer with a retransmission.
+    full_rate = FULL_LINK * path_rate(ack_t, ack_cum) if n_rtx and base_rtt > 0 else np.inf
+    rate_tol = max(0.0005, 0.05 * lag)  # at_start's
+    round_after = searched_unsorted(
+        ack_t, acks_sorted, t0, t_sorted, base_rtt - lag, rate_tol, True
+    )
 
     # Each interval's label, the first step of timeline.py's order that holds (what a later
     # step would have said is not computed: most intervals of a bulk transfer stop early).
     pause_idle = _idle_after(base_rtt)
     think_max = _think_after(base_rtt)
-    h_hi = h_lo = h_kk = h_next = h_earlier = 0  # (search_one's hints: their last answers)
+    # (search_one's hints: their last answers)
+    h_hi = h_lo = h_kk = h_next = h_earlier = h_round = 0
     p_data = 0  # the peer's first message with payload not before the current interval
     for i in range(k):
         gap = t1[i] - t0[i]
@@ -347,6 +388,16 @@ def label_transfer(  # type: ignore[no-untyped-def]
                 f = C_SLOW_START
             elif rare_drops:
                 f = C_BANDWIDTH
+            elif full_rate < np.inf:
+                # The link stayed full after the loss (BBR keeps its rate and its queue
+                # short, so the round trip does not show it): what held the sender was the
+                # path's rate, not a window the loss had cut.
+                h_round = search_one(
+                    ack_t, round_after, t0, i, base_rtt - lag, rate_tol, True, h_round
+                )
+                acked = _at(ack_cum, h_round - 1, 0) - _at(ack_cum, at_start[i], 0)
+                if acked >= full_rate * base_rtt:
+                    f = C_BANDWIDTH
         else:
             # Without loss the congestion window never shrinks: in flight below what the
             # sender already had out (with the receiver's window room for it) is the data it

@@ -17,6 +17,14 @@ QUEUE_INFLATION = 0.25
 QUEUE_INFLATION_FLOOR_S = 0.002
 # Drops at a full queue rarer than one per this many round trips are TCP probing a full path.
 RARE_LOSS_RTTS = 20.0
+# After a loss, a window whose flight was acknowledged at this share of the path's rate or more
+# (``labelling.path_rate``, Keshav's packet pair) kept the link full: halfway between what a
+# window cut by the loss delivers on a path without a standing queue (CUBIC's beta = 0.7 of the
+# rate that filled it, RFC 9438 section 4.6; Reno's 0.5, RFC 5681) and the full rate. BBR does
+# not cut its rate on loss (Cardwell et al., "BBR: Congestion-Based Congestion Control", ACM
+# Queue 2016). On the lab's tuning part, the rounds after a loss on paths far from full deliver
+# at most 0.77 of the path's rate (lossy_half_pct_get_10ms; the seed lossy_download 0.58).
+FULL_LINK = 0.85
 # A receiver whose application keeps up advertises its whole buffer on every ACK (the window
 # only moves by rounding to the window scale); one whose window is below 3/4 of the largest it
 # offered holds unread data. slow_reader_get_10ms_v6 (reads every 40 ms) offers 57-64 % of its

@@ -32,9 +32,13 @@ middle. In priority order:
    the data was not in its socket buffer yet (``sender_buffer``: SO_SNDBUF too small, or writes too
    small — the kernel's tcpi_sndbuf_limited).
 6. otherwise the congestion window was the limit: after a loss and without queueing delay it is
-   still the loss that keeps the window down (``loss``); with the round trip inflated above its
-   minimum a queue was building at the bottleneck (``bandwidth``); before any loss and without a
-   queue the sender was still growing its window (``slow_start``).
+   still the loss that keeps the window down (``loss``) -- unless the flight out at the time was
+   acknowledged, over the next round trip, at the path's own rate (its ACK pairs,
+   ``labelling.path_rate``): a window the loss cut delivers less than the link carries, a sender
+   that kept its rate after the loss (BBR) was held by the path (``bandwidth``); with the round
+   trip inflated above its minimum a queue was building at the bottleneck (``bandwidth``);
+   before any loss and without a queue the sender was still growing its window
+   (``slow_start``).
 
 The turn between the request and the first byte of the response (not inside any transfer) is
 ``latency`` when it lasts about one round trip and ``application`` (the server was thinking) when
@@ -67,6 +71,7 @@ __all__ = [
     "factor_shares",
     "idle_after",
     "nagle_stalls",
+    "path_rate",
     "pause_after",
     "rtt_at",
     "run_every_kernel",
@@ -203,6 +208,13 @@ def rtt_at(tr: Transfer, query: F64, base_rtt: float) -> F64:
     return out
 
 
+def path_rate(tr: Transfer) -> float:
+    """The rate (bytes/s) the path delivered ``tr``'s segments at when they left its bottleneck
+    back to back (``labelling.path_rate``); ``inf`` when the ACKs do not show it."""
+    acked = np.maximum.accumulate(tr.ack) if tr.ack.size else tr.ack
+    return float(labelling.path_rate(tr.ack_t, acked))
+
+
 def nagle_stalls(tr: Transfer, base_rtt: float) -> tuple[B, F64]:
     """Intervals where Nagle's algorithm waited for a delayed ACK, and the delay beyond the
     round trip (``nagle.nagle_stalls``)."""
@@ -228,6 +240,7 @@ def run_every_kernel(conn: Connection) -> None:
         transfer_intervals(tr, base_rtt)
         nagle_stalls(tr, base_rtt)
         rtt_at(tr, tr.t, base_rtt)
+        path_rate(tr)
 
 
 def shares_by_connection(durations: F64, seconds: F64) -> list[dict[Factor, float]]:

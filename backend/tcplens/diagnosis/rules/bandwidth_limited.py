@@ -3,7 +3,10 @@
 What it detects
     Time in which the sender was held by its congestion window while the round trip stood
     clearly above its minimum (by 25 % and at least 2 ms): a queue had built at the bottleneck
-    link, which means the path was delivering all it could.
+    link, which means the path was delivering all it could. And time after a loss in which the
+    receiver kept acknowledging the sender's flight at the path's own rate (what its ACK pairs
+    show, Keshav's packet pair): a sender that keeps a short queue (BBR) loses segments at the bottleneck without the
+    round trip growing, and without slowing down.
 
 Why it matters
     It is the healthy end state of a bulk transfer: the rate is the bottleneck's. Saying so
@@ -28,7 +31,8 @@ from tcplens.diagnosis import wording as w
 from tcplens.diagnosis.context import Context, evidence_of
 from tcplens.diagnosis.finding import Factor, Finding
 from tcplens.diagnosis.measure import delivered_bytes, of_transfer
-from tcplens.diagnosis.timeline import rtt_at
+from tcplens.diagnosis.thresholds import QUEUE_INFLATION, QUEUE_INFLATION_FLOOR_S
+from tcplens.diagnosis.timeline import path_rate, rtt_at
 
 CODE = "bandwidth-limited"
 FACTOR: Factor = "bandwidth"
@@ -50,18 +54,46 @@ def detect(ctx: Context) -> list[Finding]:
     got = delivered_bytes(tr, mine) / max(float(mine.duration.sum()), 1e-9)
     loaded = float(np.median(rtt_at(tr, mine.t0, rtt))) if mine.t0.size else rtt
     total = ctx.wall_clock(FACTOR, flows)
-    summary = (
-        f"For {w.duration(ft.seconds[worst])} of flow {worst}'s "
+    held = f"For {w.duration(ft.seconds[worst])} of flow {worst}'s " + (
         f"{w.duration(conn.end_s - conn.start_s)}, the path itself was the limit: {tr.sender} "
-        f"sent at {w.rate(got)} and the round trip grew from {w.duration(rtt)} to "
-        f"{w.duration(loaded)} as a queue built at the bottleneck — the link was delivering all "
-        "it could. Neither end's settings held this transfer back."
+        f"sent at {w.rate(got)}"
     )
-    fix = (
-        "Nothing to tune on the hosts: a faster link is the only way to go faster. If the "
-        f"{w.duration(max(loaded - rtt, 0.0))} of queueing delay hurts other traffic on that "
-        "link, enable an AQM such as fq_codel or CAKE at the bottleneck, or use BBR on the sender."
-    )
+    rate = path_rate(tr)
+    extra: dict[str, object] = {}
+    # the round trip mostly near its minimum: the time is the labelling's full-link rounds after
+    # a loss (timeline.py, step 6), not a queue
+    if loaded <= rtt + max(QUEUE_INFLATION_FLOOR_S, QUEUE_INFLATION * rtt) and rate < np.inf:
+        retransmitted = int(tr.retransmission.sum())
+        summary = (
+            f"{held}, the rate at which the path delivered its segments back to back "
+            f"({w.rate(rate)}, from the spacing of the receiver's ACKs), and the round trip "
+            f"stayed within a quarter of its minimum of {w.duration(rtt)} ({w.duration(loaded)} "
+            "at the median): the sender kept the bottleneck's queue short"
+            + (
+                f", and the {retransmitted} segments it retransmitted (drops where that short "
+                "queue overflowed) did not slow it down"
+                if retransmitted
+                else ""
+            )
+            + ". Neither end's settings held this transfer back."
+        )
+        fix = (
+            "Nothing to tune on the hosts: a faster link is the only way to go faster, and the "
+            "sender already keeps the queue at the bottleneck short."
+        )
+        extra["path_rate_bps"] = round(rate * 8)
+    else:
+        summary = (
+            f"{held} and the round trip grew from {w.duration(rtt)} to {w.duration(loaded)} as "
+            "a queue built at the bottleneck — the link was delivering all it could. Neither "
+            "end's settings held this transfer back."
+        )
+        fix = (
+            "Nothing to tune on the hosts: a faster link is the only way to go faster. If the "
+            f"{w.duration(max(loaded - rtt, 0.0))} of queueing delay hurts other traffic on that "
+            "link, enable an AQM such as fq_codel or CAKE at the bottleneck, or use BBR on the "
+            "sender."
+        )
     return [
         Finding(
             code=CODE,
@@ -78,6 +110,7 @@ def detect(ctx: Context) -> list[Finding]:
                 rate_bps=round(got * 8),
                 min_rtt_ms=round(rtt * 1e3, 3),
                 loaded_rtt_ms=round(loaded * 1e3, 3),
+                **extra,
             ),
         )
     ]

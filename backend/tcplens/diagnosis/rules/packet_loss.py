@@ -4,8 +4,8 @@ What it detects
     Time spent recovering from loss (from a retransmission until the data outstanding then is
     acknowledged, and pauses that end in a retransmission — a retransmission timeout), plus
     time after a loss in which the sender was held by its congestion window while the round
-    trip showed no queue: the window was small because loss had cut it, not because the path
-    was full.
+    trip showed no queue and the receiver acknowledged less than the path carries: the window
+    was small because loss had cut it, not because the path was full.
 
 Why it matters
     TCP reads loss as congestion and halves its rate (Cubic: × 0.7); with random loss of p the
@@ -24,7 +24,10 @@ Thresholds
     while the round trip was inflated by the queue counts as ``bandwidth``, the regrowth after a
     first slow-start overshoot as ``slow_start``, and when such drops come rarely (fewer than one
     episode per 20 round trips) the regrowth between them as ``bandwidth`` too. Random loss of
-    0.5-2 % recurs every 1-7 round trips on the lab's paths and stays ``loss``.
+    0.5-2 % recurs every 1-7 round trips on the lab's paths and stays ``loss``. A round after
+    a loss whose flight was acknowledged at 0.85 of the path's rate or more (the rate its ACK
+    pairs show, Keshav's packet pair; ``thresholds.FULL_LINK``) is ``bandwidth``: the loss cut
+    no window (BBR keeps its rate and a short queue, so the round trip does not grow).
 """
 
 from __future__ import annotations
