@@ -147,7 +147,7 @@ def decode_packets(
     caplen16: U16, origlen16: U16,
     src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16,
     tcp_window: U16, tcp_hdr_len: U8, tcp_payload_len16: U16, tcp_options: U8,
-    ts_val: U32, ts_ecr: U32, ts_bounds: I64,
+    ts_val: U32, ts_ecr: U32, ip_id: U16, tcp_checksum: U16, ts_bounds: I64,
     dns_count: I64, dns_row: I64, dns_payload: I64, dns_end: I64,
     address_slots: I64, address_keys: U64, miss_count: I64, miss_row: I64, miss_key: U64,
     hs_fill: int, hs_row: U32, hs_mss: I32, hs_wscale: I8, hs_sack_perm: B,
@@ -243,7 +243,7 @@ def decode_packets(
                     common, s_lo, d_lo, options, stop = ethernet_ipv4_tcp(
                         buf, u, data_offset[u], captured, wire, status, ip_version, ip_proto,
                         src_port, dst_port, tcp_seq, tcp_ack, tcp_flags, tcp_window,
-                        tcp_hdr_len, tcp_payload_len16,
+                        tcp_hdr_len, tcp_payload_len16, ip_id, tcp_checksum,
                     )  # fmt: skip
                     s_hi = d_hi = np.uint64(0)
                     dns_at = 0
@@ -251,7 +251,7 @@ def decode_packets(
                     s_hi, s_lo, d_hi, d_lo, options, stop, dns_at, payload, layers, unknown = decode_row(
                         buf, u, data_offset[u], captured, wire, link, status, ip_version, ip_proto,
                         src_port, dst_port, tcp_seq, tcp_ack, tcp_flags, tcp_window,
-                        tcp_hdr_len, tcp_payload_len16,
+                        tcp_hdr_len, tcp_payload_len16, ip_id, tcp_checksum,
                     )  # fmt: skip
                 if layers:
                     tunnel_row[tw] = first_row + i

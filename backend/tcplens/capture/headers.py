@@ -115,7 +115,7 @@ def _words(first: int, second: int) -> np.uint64:
 def _tcp_fields(
     buf: U8, i: np.uint64, pos: int, header_len: int,
     src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16, tcp_window: U16,
-    tcp_hdr_len: U8,
+    tcp_hdr_len: U8, tcp_checksum: U16,
 ) -> None:  # fmt: skip
     """The fixed fields of the TCP header at ``pos`` (RFC 9293 §3.1) into row ``i``: the one
     reading of them, for ``decode_row`` and its fast path ``ethernet_ipv4_tcp`` (no branch, so
@@ -126,6 +126,7 @@ def _tcp_fields(
     tcp_ack[i] = read_u32(buf, pos + 8, True)
     tcp_flags[i] = ((byte(buf, pos + 12) & 1) << 8) | byte(buf, pos + 13)  # NS as 0x100
     tcp_window[i] = read_u16(buf, pos + 14, True)
+    tcp_checksum[i] = read_u16(buf, pos + 16, True)
     tcp_hdr_len[i] = header_len
 
 
@@ -134,7 +135,7 @@ def decode_row(
     buf: U8, i: np.uint64, start: int, captured: int, wire: int, link: int,
     status: U8, ip_version: U8, ip_proto: U8,
     src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16, tcp_window: U16,
-    tcp_hdr_len: U8, tcp_payload_len16: U16,
+    tcp_hdr_len: U8, tcp_payload_len16: U16, ip_id: U16, tcp_checksum: U16,
 ) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64, int, int, int, int, int, int]:  # fmt: skip
     """Decode row ``i`` (its columns come reset) but its TCP options and its lengths, from the
     ``captured`` bytes at ``start`` of a ``wire``-byte frame; returns the source and destination
@@ -194,6 +195,7 @@ def decode_row(
             if byte(buf, pos) >> 4 != 4 or header_len < 20 or total < header_len:
                 status[i] = flags | MALFORMED | NOT_TCP
                 return s_hi, s_lo, d_hi, d_lo, 0, 0, 0, 0, layers, 0
+            ip_id[i] = read_u16(buf, pos + 4, True)  # the innermost header's, as the addresses
             s_hi = d_hi = np.uint64(0)
             s_lo = _words(IPV4_MAPPED_WORD, read_u32(buf, pos + 12, HOST_BIG_ENDIAN))
             d_lo = _words(IPV4_MAPPED_WORD, read_u32(buf, pos + 16, HOST_BIG_ENDIAN))
@@ -210,6 +212,7 @@ def decode_row(
             pos += header_len
         else:
             ip_version[i] = 6
+            ip_id[i] = 0  # none in IPv6 (an outer IPv4 header's is not this packet's)
             if end - pos < 40:
                 status[i] = flags | TRUNCATED | NOT_TCP
                 return s_hi, s_lo, d_hi, d_lo, 0, 0, 0, 0, layers, 0
@@ -283,7 +286,7 @@ def decode_row(
     header_len = (byte(buf, pos + 12) >> 4) * 4
     _tcp_fields(
         buf, i, pos, header_len,
-        src_port, dst_port, tcp_seq, tcp_ack, tcp_flags, tcp_window, tcp_hdr_len,
+        src_port, dst_port, tcp_seq, tcp_ack, tcp_flags, tcp_window, tcp_hdr_len, tcp_checksum,
     )  # fmt: skip
     if header_len < 20 or ip_end - pos < header_len:
         status[i] = flags | MALFORMED | NOT_TCP  # Wireshark: "Bogus TCP header length"
@@ -304,7 +307,7 @@ def ethernet_ipv4_tcp(
     buf: U8, i: np.uint64, start: int, captured: int, wire: int,
     status: U8, ip_version: U8, ip_proto: U8,
     src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16, tcp_window: U16,
-    tcp_hdr_len: U8, tcp_payload_len16: U16,
+    tcp_hdr_len: U8, tcp_payload_len16: U16, ip_id: U16, tcp_checksum: U16,
 ) -> tuple[bool, np.uint64, np.uint64, int, int]:  # fmt: skip
     """``decode_row`` of an Ethernet frame for the shape nearly every packet of a TCP capture
     has: untagged, IPv4 with a 20-byte header, not a fragment, TCP whose header fits in the IP
@@ -334,9 +337,10 @@ def ethernet_ipv4_tcp(
         return False, np.uint64(0), np.uint64(0), 0, 0
     ip_version[i] = 4
     ip_proto[i] = IPPROTO_TCP
+    ip_id[i] = read_u16(buf, ip + 4, True)
     _tcp_fields(
         buf, i, tcp, header_len,
-        src_port, dst_port, tcp_seq, tcp_ack, tcp_flags, tcp_window, tcp_hdr_len,
+        src_port, dst_port, tcp_seq, tcp_ack, tcp_flags, tcp_window, tcp_hdr_len, tcp_checksum,
     )  # fmt: skip
     tcp_payload_len16[i] = ip_end - tcp - header_len  # < LONG_LENGTH: a 16-bit IP length
     status[i] = PARSED | (TRUNCATED if end < ip_end else 0)

@@ -16,6 +16,7 @@ import numpy as np
 
 from tcplens.capture.addresses import AddressBook, resolve_misses
 from tcplens.capture.buffers import MAX_HELD, CaptureBuffer, MappedBuffer
+from tcplens.capture.clock import clock_steps, clock_warning
 from tcplens.capture.columns import (
     DecodeScratch,
     TableColumns,
@@ -23,6 +24,7 @@ from tcplens.capture.columns import (
     join_pieces,
 )
 from tcplens.capture.compression import DEFAULT_MAX_BYTES, sniff_format
+from tcplens.capture.copies import mark_copies
 from tcplens.capture.decode import decode_packets
 from tcplens.capture.dns import DnsCollector
 from tcplens.capture.errors import CompressionError, MalformedCaptureError, NotACaptureError
@@ -104,8 +106,9 @@ def read_capture(
     if not set(walker.link_types()) <= set(DECODED_LINK_TYPES):  # else no per-packet pass
         _warn_unsupported_links(packets, reading.warnings)
     undecoded = reading.undecoded.warning()
-    if undecoded is not None:
-        reading.warnings.append(undecoded)
+    copies = mark_copies(packets)
+    clock = clock_warning(packets.ts_ns, packets.clock_step_rows)
+    reading.warnings += [w for w in (undecoded, copies, clock) if w is not None]
     info = CaptureInfo(
         format=kind,
         compression=buffer.compression,
@@ -318,7 +321,7 @@ class _Reading:
                 c["src_port"],
                 c["dst_port"], c["tcp_seq"], c["tcp_ack"], c["tcp_flags"], c["tcp_window"],
                 c["tcp_hdr_len"], c["tcp_payload_len16"], c["tcp_options"], c["ts_val"],
-                c["ts_ecr"], ts_bounds, dns_count, dns[0], dns[1], dns[2], book.slots, book.keys,
+                c["ts_ecr"], c["ip_id"], c["tcp_checksum"], ts_bounds, dns_count, dns[0], dns[1], dns[2], book.slots, book.keys,
                 misses, miss_row,
                 miss_key, handshake.fill, h["handshake_rows"], h["handshake_mss"],
                 h["handshake_wscale"], h["handshake_sack_perm"], blocks.fill, b["sack_block_row"],
@@ -381,6 +384,7 @@ class _Reading:
             link = int(self.walker.if_link[0])
             columns["interface"] = np.broadcast_to(np.uint16(0), (self.rows,))
             columns["link_type"] = np.broadcast_to(np.uint16(link), (self.rows,))
+        columns["clock_step_rows"] = clock_steps(columns["ts_ns"])
         return PacketTable(**columns, addresses=self.addresses.table())
 
 

@@ -2,10 +2,11 @@
 
 This is the contract between the reader (``tcplens.capture``) and the TCP analysis
 (``tcplens.tcp``). Every array has length ``n`` (the number of packets in the file,
-including packets that are not TCP), except ``handshake_*``, ``sack_block_*``, ``long_*`` and ``tunnel_*``,
-one entry per packet carrying a SYN option, per SACK block, per packet with a length of 64 KiB
-or more or per packet that came through a tunnel (see ``PacketTable``), and ``addresses``, one row per distinct IP address, which
-``src_id``/``dst_id`` index.
+including packets that are not TCP), except ``handshake_*``, ``sack_block_*``, ``long_*``,
+``tunnel_*`` and ``clock_step_rows``, one entry per packet carrying a SYN option, per SACK
+block, per packet with a length of 64 KiB or more, per packet that came through a tunnel or
+per clock step (see ``PacketTable``), and ``addresses``, one row per distinct IP address,
+which ``src_id``/``dst_id`` index.
 
 Absent values use explicit sentinels, never a silent 0 that could be a real value:
 ``mss == -1``, ``wscale == -1`` (option absent), no ``OPTION_TIMESTAMPS`` bit.
@@ -28,6 +29,9 @@ FRAGMENT = np.uint8(4)  # IP fragment: only the first is parsed, later ones neve
 NOT_TCP = np.uint8(8)  # not a TCP segment (UDP, ARP, ICMP, other link type, ...)
 MALFORMED = np.uint8(16)  # headers inconsistent (bad lengths): counted, not analysed
 UNSUPPORTED_LINK = np.uint8(32)  # link type we do not decode: counted and skipped
+COPY = np.uint8(
+    64
+)  # a TCP packet captured twice: the later copy, counted and not analysed (``capture.copies``)
 
 # encapsulation bits (``PacketTable.tunnel_layers``): the headers crossed to reach the innermost
 # IP header, named as in ``ENCAPSULATION_NAMES`` (the flow's ``encapsulation``)
@@ -88,7 +92,8 @@ LONG_LENGTH = 0xFFFF
 # right after it (``tcp.timestamps``): the per-packet pass's Segments columns take this block
 DONE_AFTER_FLOWS = (
     "interface", "link_type", "caplen16", "origlen16", "status", "ip_version", "src_id",
-    "dst_id", "ip_proto", "src_port", "dst_port", "tcp_hdr_len", "ts_val", "ts_ecr",
+    "dst_id", "ip_proto", "src_port", "dst_port", "tcp_hdr_len", "ts_val", "ts_ecr", "ip_id",
+    "tcp_checksum",
 )  # fmt: skip
 DONE_AFTER_EVENTS = (  # the per-packet state machine (``flow_events``); the RTT samples' block
     "ts_ns", "tcp_seq", "tcp_ack", "tcp_flags", "tcp_window", "tcp_payload_len16", "tcp_options",
@@ -118,6 +123,8 @@ LAYOUT: tuple[tuple[str, type], ...] = (
     ("tcp_options", np.uint8),
     ("ts_val", np.uint32),
     ("ts_ecr", np.uint32),
+    ("ip_id", np.uint16),
+    ("tcp_checksum", np.uint16),
 )
 PER_INTERFACE = ("interface", "link_type")  # a pcap's are one value (``reader._Reading._table``)
 
@@ -168,7 +175,7 @@ class PacketTable:
     link_type: U16
     caplen16: U16  # bytes captured (``LONG_LENGTH``: see ``long_caplen``)
     origlen16: U16  # bytes on the wire
-    status: U8  # bit set of PARSED, TRUNCATED, FRAGMENT, NOT_TCP, MALFORMED, UNSUPPORTED_LINK
+    status: U8  # bit set of PARSED, TRUNCATED, FRAGMENT, NOT_TCP, MALFORMED, UNSUPPORTED_LINK, COPY
     ip_version: U8  # 0 (none), 4 or 6
     src_id: U32  # row of ``addresses``; equal ids, equal addresses; 0 is :: (no IP header)
     dst_id: U32
@@ -184,6 +191,10 @@ class PacketTable:
     tcp_options: U8  # OPTION_SACK_BLOCKS: how many SACK blocks (0..4); OPTION_TIMESTAMPS
     ts_val: U32
     ts_ecr: U32
+    # what tells a packet captured twice from a resent one (``capture.copies``): the innermost
+    # IPv4 header's identification (0 for IPv6, which has none) and the TCP checksum as sent
+    ip_id: U16
+    tcp_checksum: U16
     # the packets carrying MSS, window scale or SACK-permitted (rows ascending), and those options
     handshake_rows: U32
     handshake_mss: I32  # MSS option, -1 if absent
@@ -204,6 +215,9 @@ class PacketTable:
     # ``ENCAP_*`` bits of the headers crossed (their addresses and ports are the innermost ones)
     tunnel_rows: U32
     tunnel_layers: U16
+    # the rows whose timestamp steps from the previous row's by a clock jump (rows ascending, see
+    # ``capture.clock``): no time difference across one of them is a duration
+    clock_step_rows: U32
     # shape (k, 16), one row per distinct address, in order of first appearance: IPv6, or IPv4
     # as IPv4-mapped IPv6 (::ffff:a.b.c.d); row 0 is :: (see ``capture.addresses``)
     addresses: U8

@@ -79,10 +79,12 @@ def _analyze(
     del work
     clients = _Clients(fa.n_flows, fa.client_from_syn, fa.first_row)
     del fa  # its per-packet columns are no longer needed: free them before the next stages
+    steps = packets.clock_step_rows.astype(np.int64) + 1  # as frames
     times = _HandshakeTimes.of(segments, handshake)
-    # (rtt_samples sets a half it finds to be no round trip to -1 in ``times``)
+    # (rtt_samples sets a half it finds to be no round trip to -1 in ``times``, as one across a
+    # clock step)
     halves = (times.syn_rtt_ns, times.synack_rtt_ns)
-    rtt, path = rtt_samples(segments, handshake, facts, echoes, halves)
+    rtt, path = rtt_samples(segments, handshake, facts, echoes, halves, steps)
     del echoes
     flows = _flows(ends, clients, segments, handshake, facts, times, path)
     zero = zero_window_spans(segments, facts.zero_windows)

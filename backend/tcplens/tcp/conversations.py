@@ -20,6 +20,7 @@ import numpy as np
 from tcplens.capture.compiled import WORKERS, in_turn
 from tcplens.capture.table import (
     ACK,
+    COPY,
     MALFORMED,
     NOT_TCP,
     PARSED,
@@ -29,8 +30,9 @@ from tcplens.capture.table import (
 from tcplens.tcp.compiled import kernel, parallel_kernel
 
 # a TCP packet: PARSED and none of these (the decoder sets PARSED without NOT_TCP for TCP
-# only, so the IP protocol need not be read)
-_TCP_MASK = PARSED | NOT_TCP | MALFORMED | UNSUPPORTED_LINK
+# only, so the IP protocol need not be read); a packet captured twice is analysed once, as its
+# first copy (``capture.copies``)
+_TCP_MASK = PARSED | NOT_TCP | MALFORMED | UNSUPPORTED_LINK | COPY
 # consecutive packets of one conversation are taken BLOCK at a time (see _block) once a run
 # of the same conversation has gone on for RUN_BEFORE_BLOCKS packets
 BLOCK = 64

@@ -67,6 +67,7 @@ def rtt_samples(
     facts: FlowFacts,
     echoes: TimestampEchoes,
     halves: tuple[I64, I64],
+    clock_steps: I64,
 ) -> tuple[RttSamples, PathRtt]:
     """All RTT samples of all flows, sorted by flow, then by the completing packet's frame,
     and each flow's path RTT.
@@ -74,7 +75,10 @@ def rtt_samples(
     ``facts`` holds the data → ACK pairs the per-packet state machine chose, ``echoes`` the
     timestamp pairs (of the flow layout ``seg`` was built on); ``halves`` are the handshake's
     SYN → SYN/ACK and SYN/ACK → ACK times per flow (-1 unknown); a half whose sample is
-    dropped (:func:`_rto_bound`) is set to -1 in them.
+    dropped (:func:`_rto_bound`, or across a clock step) is set to -1 in them.
+    ``clock_steps`` are the frames (ascending) where the capture's clock jumps
+    (``capture.clock``): a sample whose timed packet comes before one of them and whose
+    completing packet at or after it is no round trip, and is dropped as a negative one is.
     """
     n_flows = hs.syn.shape[0]
     stats = np.empty((n_flows, 7), np.int64)
@@ -111,6 +115,7 @@ def rtt_samples(
         echoes.count,
         echoes.echo,
         echoes.sent,
+        clock_steps,
         room,
         columns,
         stats,
@@ -197,6 +202,14 @@ NONE = np.uint64(1 << 32)  # beyond every frame number (uint32)
 
 
 @inline_kernel
+def spans_clock_step(steps, first, last):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Whether a frame of ``steps`` (ascending: where the clock jumps) is after frame ``first``
+    and at most ``last``: the time from ``first`` to ``last`` crosses the jump."""
+    k = np.searchsorted(steps, first, side="right")
+    return k < steps.shape[0] and steps[k] <= last
+
+
+@inline_kernel
 def _next_pair(acks, a_base, sents, s_base, p, n, frame):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Sample ``p`` of a source (rows ``acks[a_base + p]``, ``sents[s_base + p]``) and its
     completing frame, or frame :data:`NONE` when the source has no more (unsigned indices)."""
@@ -225,6 +238,7 @@ def _merge(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     ts_count,
     ts_echo,
     ts_sent,
+    clock_steps,
     room,
     columns,
     stats,
@@ -294,6 +308,8 @@ def _merge(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                         break
                     rt = time_ns[a] - time_ns[s]
                     ok = rt >= 0 and rt <= _rto_bound(srtt0, var0, srtt1, var1)
+                    if clock_steps.shape[0] and spans_clock_step(clock_steps, frame[s], bf):
+                        ok = False  # across a clock step: no round trip
                     if best == 0:
                         kind = RTT_DATA_ACK
                         pd += 1

@@ -22,7 +22,8 @@ collections of zeek, suricata, nDPI, arkime, PcapPlusPlus and others; for each,
   the far half of it.
 
 Frames where Wireshark is wrong are left out of the F1 (:data:`WIRESHARK_WRONG`, each with its
-reason; test_real_world_agreement.py checks that we still give our answer there).
+reason, and :data:`CAPTURED_TWICE`, the copies of packets captured twice that Wireshark flags;
+test_real_world_agreement.py checks that we still give our answer there).
 
 Run ``python -m tests.tcp.real_world`` (from ``backend/``, or with it on ``PYTHONPATH``) for the
 table; test_real_world_agreement.py asserts floors on it.
@@ -42,6 +43,7 @@ from tcplens.capture import read_capture
 from tcplens.tcp.analyze import analyze_tcp
 from tcplens.tcp.model import EVENT_NAMES, TcpAnalysis
 from tests.capture.shared_captures import SHARED_CAPTURES, shared_files
+from tests.tcp.real_world_copies import CAPTURED_TWICE_FRAMES
 
 REAL_WORLD = SHARED_CAPTURES / "corpus" / "real-world"
 ORACLE = SHARED_CAPTURES / "oracle" / "real-world"
@@ -67,6 +69,13 @@ WIRESHARK_WRONG: dict[str, dict[int, tuple[str, str]]] = {
     },
     "zeek_tcp_reassembly.pcap": {f: ("fast_retransmission", _HELD_ACK_LOST) for f in (8, 10, 12)},
 }
+
+#: Frames that are a second copy of a packet (``capture.copies``: the same IP identification,
+#: TCP header and checksum, within 50 ms) and that Wireshark flags: file → frames. Wireshark
+#: has no rule for a packet captured twice: it flags the copy as a retransmission (spurious when
+#: the first was acknowledged), a duplicate ACK, an out-of-order segment or a keep-alive; we
+#: analyse the first copy and leave the later ones out. Every kind is left out at these frames.
+CAPTURED_TWICE: dict[str, tuple[int, ...]] = CAPTURED_TWICE_FRAMES
 
 #: Files whose flow count differs from Wireshark's ``tcp.stream`` count, and why.
 FLOW_COUNT_DIFFERS: dict[str, str] = {
@@ -231,7 +240,8 @@ def compare(path: Path, result: TcpAnalysis, into: Agreement) -> None:
     seg = result.segments
     mine = dict(zip(seg.frame.tolist(), seg.events.tolist(), strict=True))
     wrong = WIRESHARK_WRONG.get(path.name, {})
-    for frame in sorted(set(mine) | set(frames)):
+    copies = set(CAPTURED_TWICE.get(path.name, ()))
+    for frame in sorted((set(mine) | set(frames)) - copies):
         theirs = set(frames.get(frame, {}).get("flags", []))  # type: ignore[call-overload]
         bits = mine.get(frame, 0)
         for i, kind in enumerate(EVENT_NAMES):

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from tcplens.capture.clock import clock_steps
 from tcplens.capture.table import ACK, LONG_LENGTH, OPTION_TIMESTAMPS, PARSED, SYN, PacketTable
 
 CLIENT = (bytes([0] * 10 + [0xFF, 0xFF, 10, 0, 0, 1]), 40000)
@@ -55,8 +56,9 @@ def table(segs: list[Seg]) -> PacketTable:
     ]  # fmt: skip
     blocks = [(i, lo, hi) for i, s in enumerate(segs) for lo, hi in s.sacks]
     long = [i for i, s in enumerate(segs) if s.length >= LONG_LENGTH]  # TSO/GRO super-frames
+    ts_ns = col([1_700_000_000_000_000_000 + int(s.t_ms * 1e6) for s in segs], np.int64)
     return PacketTable(
-        ts_ns=col([1_700_000_000_000_000_000 + int(s.t_ms * 1e6) for s in segs], np.int64),
+        ts_ns=ts_ns,
         interface=np.zeros(n, np.uint16),
         link_type=np.ones(n, np.uint16),
         caplen16=np.full(n, 66, np.uint16),
@@ -85,6 +87,8 @@ def table(segs: list[Seg]) -> PacketTable:
         ),
         ts_val=col([s.ts[0] if s.ts else 0 for s in segs], np.uint32),
         ts_ecr=col([s.ts[1] if s.ts else 0 for s in segs], np.uint32),
+        ip_id=(np.arange(n) + 1).astype(np.uint16),  # each packet its own, as Linux numbers them
+        tcp_checksum=np.zeros(n, np.uint16),
         handshake_rows=col(handshake, np.uint32),
         handshake_mss=col([segs[i].mss for i in handshake], np.int32),
         handshake_wscale=col([segs[i].wscale for i in handshake], np.int8),
@@ -98,6 +102,7 @@ def table(segs: list[Seg]) -> PacketTable:
         long_payload=col([segs[i].length for i in long], np.uint32),
         tunnel_rows=np.zeros(0, np.uint32),
         tunnel_layers=np.zeros(0, np.uint16),
+        clock_step_rows=clock_steps(ts_ns),
         addresses=np.frombuffer(b"".join(address_ids), np.uint8).reshape(-1, 16).copy(),
     )
 

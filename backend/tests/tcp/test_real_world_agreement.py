@@ -12,9 +12,13 @@ from functools import cache
 
 import numpy as np
 
+from tcplens.capture import read_capture
+from tcplens.capture.table import COPY
+from tcplens.tcp.analyze import analyze_tcp
 from tcplens.tcp.model import EVENT_NAMES, RTT_DATA_ACK
 from tests.capture.shared_captures import require
 from tests.tcp.real_world import (
+    CAPTURED_TWICE,
     FLOW_COUNT_DIFFERS,
     ORACLE,
     REAL_WORLD,
@@ -163,3 +167,30 @@ def test_documented_rtt_disagreement() -> None:
     row = int(np.flatnonzero(flows.first_frame == 119)[0])
     assert round(flows.data_rtt_median_ns_c2s[row] / 1e6, 3) == 16.694
     assert flows.data_rtt_median_ns_s2c[row] == -1
+
+
+def test_copies_wireshark_flags_are_analysed_once() -> None:
+    """Each copy left out of the F1 (CAPTURED_TWICE): Wireshark flags it, we read it as a copy
+    (named in the capture's warning) and give it no event; the first copy is analysed."""
+    require(REAL_WORLD)
+    require(ORACLE)
+    for name, copies in CAPTURED_TWICE.items():
+        path = REAL_WORLD / name
+        frames, _ = oracle(path)
+        capture = read_capture(path)
+        marked = set((np.flatnonzero(capture.packets.status & COPY) + 1).tolist())
+        assert any("captured twice" in w or "appears" in w for w in capture.info.warnings), name
+        analysed = set(analyze_tcp(capture.packets).segments.frame.tolist())
+        for frame in copies:
+            assert frames[frame].get("flags"), (name, frame)
+            assert frame in marked and frame not in analysed, (name, frame)
+
+
+def test_every_packet_of_vxlan_overlapping_appears_3_times() -> None:
+    """zeek's vxlan-overlapping-http-get: each packet bare and twice in VXLAN."""
+    require(REAL_WORLD)
+    capture = read_capture(REAL_WORLD / "zeek_vxlan-overlapping-http-get.pcap")
+    assert [w for w in capture.info.warnings if "appears" in w] == [
+        "Every TCP packet appears 3× (captured on several interfaces?): the 26 copies "
+        "(frames 2, 3, 8, 9, 11, …) are left out of the analysis."
+    ]

@@ -1,0 +1,149 @@
+"""Packets captured twice: the later copy is recognised, counted in one warning, not analysed.
+
+A capture taken on several interfaces at once (``tcpdump -i any`` on a host that bridges or
+routes, a SPAN port fed from both sides of a link, a mirror that sends both the tunnelled and
+the decapsulated packet) holds each packet that crossed two of them twice. Wireshark has no rule
+for this: its TCP analysis calls the second copy a retransmission (or a duplicate ACK, an
+out-of-order segment), so a clean transfer looks lossy. Its tool for it is ``editcap -d``, which
+drops a frame whose MD5 over the frame's bytes equals one of the 5 frames before it (``-D N``:
+N frames, ``-w S``: within S seconds; editcap.c, ``DEFAULT_DUP_DEPTH`` 5). tcpdump and the
+kernel's capture have nothing of the kind.
+
+A copy here is a TCP packet (the innermost one: a copy captured tunnelled and bare, or routed,
+with another TTL or link header, still is one; editcap's hash of the whole frame misses those)
+that has, within ``COPY_WINDOW_NS`` before it, a packet with the same addresses, ports, sequence
+and acknowledgment numbers, flags, window, payload length, TCP timestamp value, TCP checksum
+(over the payload too: the same bytes) and IPv4 identification. The identification is what a
+resend does not repeat: RFC 6864 §4.1, a source gives each datagram it sends its own value
+within the time the datagram may live, and stacks that number every packet (Linux per
+connection, Windows per host) give a retransmission a new one. So a packet whose
+identification is 0 is never called a copy: RFC 6864 §4.1 lets a source send 0 in every
+atomic (DF, unfragmented) datagram, and then a resend of the same bytes looks the same (the
+real-world corpus has such resends 50 ms to seconds apart). IPv6 has no identification: there
+the checksum and the window stand alone, and a resend within ``COPY_WINDOW_NS`` whose bytes
+are all the same (no TCP timestamps, nothing acknowledged in between) would be taken as a copy;
+the window is kept short for that.
+
+The first packet stays the one analysed; each later copy gets the ``COPY`` status bit, which
+the TCP analysis skips as it skips packets that are not TCP (no event, no RTT sample, no bytes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcplens.capture import table
+from tcplens.capture.compiled import kernel
+from tcplens.capture.table import I64, U8, U16, U32, PacketTable
+
+# How far apart two copies of one packet may be captured. Copies seen in the real-world corpus
+# were at most 12.5 ms apart (ndpi_psiphon3: every packet twice), nearly all within 2 ms; a
+# resend comes after a retransmission timeout (>= 200 ms in Linux, 1 s in RFC 6298) or a round
+# trip of duplicate ACKs.
+COPY_WINDOW_NS = 50_000_000
+# buckets of the table of recent packets (a power of two), of WAYS rows each: a packet is found
+# again unless WAYS later packets hashed to its bucket in between
+MAX_BUCKETS = 1 << 16
+WAYS = 4
+NAMED_FRAMES = 5  # frames of copies named in the warning
+
+_TCP_MASK = int(table.PARSED | table.NOT_TCP | table.MALFORMED | table.UNSUPPORTED_LINK)
+_PARSED = int(table.PARSED)
+_COPY = int(table.COPY)
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio (Fibonacci hashing)
+
+
+@kernel
+def _mark_copies(
+    ts_ns: I64, status: U8, ip_version: U8, src_id: U32, dst_id: U32, src_port: U16,
+    dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16, tcp_window: U16,
+    payload16: U16, ts_val: U32, ip_id: U16, tcp_checksum: U16, buckets: I64, shift: int,
+    window_ns: int, named: I64,
+) -> int:  # fmt: skip
+    """Set ``COPY`` on every TCP packet that repeats one captured at most ``window_ns`` before
+    it (see the module doc); returns how many, and writes the first ones' rows to ``named``.
+
+    ``buckets`` (shape ``(2^(64 - shift), WAYS)``, all -1) holds, per hash of a packet's
+    fields, the last rows that had it (a row replaces the oldest of its bucket, or the packet
+    it is a copy of): one bucket, one cache line, per packet, in capture order.
+    """
+    top = np.uint64(shift)
+    copies = 0
+    for i in range(ts_ns.shape[0]):
+        if (status[i] & _TCP_MASK) != _PARSED or (ip_version[i] == 4 and ip_id[i] == 0):
+            continue
+        h = np.uint64(src_id[i]) << np.uint64(32) | np.uint64(dst_id[i])
+        h = (h ^ (np.uint64(tcp_seq[i]) << np.uint64(32) | np.uint64(tcp_ack[i]))) * _MIX
+        h = (h ^ (np.uint64(ip_id[i]) << np.uint64(16) | np.uint64(tcp_checksum[i]))) * _MIX
+        h = (h ^ (np.uint64(src_port[i]) << np.uint64(16) | np.uint64(dst_port[i]))) * _MIX
+        b = h >> top
+        way = 0  # the oldest row of the bucket (-1: a free way), or the one this packet repeats
+        for w in range(WAYS):
+            j = buckets[b, w]
+            if j < buckets[b, way]:
+                way = w
+            if (
+                j >= 0 and abs(ts_ns[i] - ts_ns[j]) <= window_ns
+                and src_id[i] == src_id[j] and dst_id[i] == dst_id[j]
+                and src_port[i] == src_port[j] and dst_port[i] == dst_port[j]
+                and tcp_seq[i] == tcp_seq[j] and tcp_ack[i] == tcp_ack[j]
+                and tcp_flags[i] == tcp_flags[j] and tcp_window[i] == tcp_window[j]
+                and payload16[i] == payload16[j] and ts_val[i] == ts_val[j]
+                and ip_id[i] == ip_id[j] and tcp_checksum[i] == tcp_checksum[j]
+                and ip_version[i] == ip_version[j]
+            ):  # fmt: skip
+                status[i] |= _COPY
+                if copies < named.shape[0]:
+                    named[copies] = i
+                copies += 1
+                way = w
+                break
+        buckets[b, way] = i
+    return copies
+
+
+def mark_copies(packets: PacketTable) -> str | None:
+    """Mark the later copy of each TCP packet captured twice (``COPY`` in ``packets.status``);
+    returns the capture warning that counts them, or None when there is none."""
+    bits = min(MAX_BUCKETS.bit_length() - 1, max(4, len(packets).bit_length()))
+    buckets = np.full((1 << bits, WAYS), -1, np.int64)
+    named = np.empty(NAMED_FRAMES, np.int64)
+    copies = _mark_copies(
+        packets.ts_ns, packets.status, packets.ip_version, packets.src_id, packets.dst_id,
+        packets.src_port, packets.dst_port, packets.tcp_seq, packets.tcp_ack, packets.tcp_flags,
+        packets.tcp_window, packets.tcp_payload_len16, packets.ts_val, packets.ip_id,
+        packets.tcp_checksum, buckets, 64 - bits, COPY_WINDOW_NS, named,
+    )  # fmt: skip
+    if copies == 0:
+        return None
+    tcp = int(np.count_nonzero((packets.status & np.uint8(_TCP_MASK)) == _PARSED))  # and copies
+    return copies_warning(copies, tcp, (named[: min(copies, NAMED_FRAMES)] + 1).tolist())
+
+
+def copies_warning(copies: int, tcp_packets: int, frames: list[int]) -> str:
+    """The words for ``copies`` copies among ``tcp_packets`` TCP packets, the first ``frames``.
+
+    >>> copies_warning(3, 6, [2, 4, 6])
+    'Every TCP packet appears 2× (captured on several interfaces?): the 3 copies (frames 2, 4, 6) are left out of the analysis.'
+    >>> copies_warning(2, 100, [7, 9])
+    '2 TCP packets were captured twice (frames 7, 9: each the same bytes as a packet just before it, same IP identification and TCP checksum); the copies are left out of the analysis.'
+    """
+    first = ", ".join(str(f) for f in frames) + (", …" if copies > len(frames) else "")
+    originals = tcp_packets - copies
+    if copies >= 0.9 * originals:  # (nearly) every packet has its copies
+        times = round(tcp_packets / originals)
+        return (
+            f"Every TCP packet appears {times}× (captured on several interfaces?): the "
+            f"{copies:,} copies (frames {first}) are left out of the analysis."
+        )
+    if copies == 1:
+        return (
+            f"1 TCP packet was captured twice (frame {first}: the same bytes as a packet just "
+            "before it, same IP identification and TCP checksum); the copy is left out of the "
+            "analysis."
+        )
+    return (
+        f"{copies:,} TCP packets were captured twice (frames {first}: each the same bytes as a "
+        "packet just before it, same IP identification and TCP checksum); the copies are left "
+        "out of the analysis."
+    )
