@@ -57,6 +57,9 @@ export async function signUpViaApi(request: APIRequestContext, email: string): P
  * events carrying a DataTransfer with File objects, dispatched on the page body.
  */
 export async function dropFiles(page: Page, files: readonly string[]): Promise<void> {
+  // The drop listener is the signed-in shell's (DropZone, with the main navigation): a drop
+  // dispatched while the page still checks the session reaches no listener and is lost.
+  await page.getByRole("navigation", { name: "Main" }).waitFor();
   const payload = files.map((file) => ({
     name: path.basename(file),
     base64: readFileSync(file).toString("base64"),

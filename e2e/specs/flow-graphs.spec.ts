@@ -91,8 +91,14 @@ test("rwnd_small_upload: window-full marks as Wireshark counts them; a click ope
   await expect(graph).toHaveAttribute("data-window-full-count", "13");
   const mark = page.locator("[data-kind='window_full']").first();
   const frame = await mark.getAttribute("data-frame");
-  await mark.hover();
-  await expect(page.getByRole("tooltip")).toContainText("filled the receiver's advertised window");
+  // (hovered again if the chart moved under the pointer while the page was still laying out)
+  await expect(async () => {
+    await mark.hover();
+    await expect(page.getByRole("tooltip")).toContainText(
+      "filled the receiver's advertised window",
+      { timeout: 1_000 },
+    );
+  }).toPass({ timeout: 15_000 });
   await mark.click();
   await expect(page).toHaveURL(new RegExp(`frame=${frame}`));
   // Wiregasm loads (progress shown), dissects the capture and shows Wireshark's expert info.
