@@ -104,12 +104,18 @@ class _Capture:
 
     def write(self, path: Path) -> None:
         frames = []
-        for t, client, seq, ack, flags, options, payload in self.packets:
+        # each packet its own IPv4 identification, as a Linux sender numbers a connection's
+        # packets (a resend or a duplicate ACK with the same one would be a copy of the packet
+        # captured twice: capture.copies)
+        for n, (t, client, seq, ack, flags, options, payload) in enumerate(self.packets):
             (src, sport), (dst, dport) = (CLIENT, SERVER) if client else (SERVER, CLIENT)
             own, peer = (ISN_CLIENT, ISN_SERVER) if client else (ISN_SERVER, ISN_CLIENT)
             segment = tcp(sport, dport, (own + seq) % 2**32, (peer + ack) % 2**32 if flags & ACK
                           else 0, flags, 65535, options)  # fmt: skip
-            frame = ethernet(ipv4(src, dst, 6, segment, total_len=20 + len(segment) + payload))
+            ident = n % 0xFFFF + 1
+            frame = ethernet(
+                ipv4(src, dst, 6, segment, ident=ident, total_len=20 + len(segment) + payload)
+            )
             frames.append(Packet(t, frame, origlen=len(frame) + payload))
         path.write_bytes(pcap_file(frames, nanos=True, snaplen=96))
 
