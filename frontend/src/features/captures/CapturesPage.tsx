@@ -5,6 +5,7 @@ import { isSettled, useCapture, useCaptureList, useDeleteCaptures } from "../../
 import { errorMessage } from "../../api/http";
 import type { Capture } from "../../api/types";
 import { Dialog } from "../../app/Dialog";
+import { DangerButton } from "../../app/RowActions";
 import { Skeleton } from "../../app/Skeleton";
 import { SortHeader } from "../../app/SortHeader";
 import { useCurrentWorkspace } from "../../app/workspace";
@@ -119,13 +120,9 @@ export function CapturesPage() {
             : ""}
         </span>
         {selected.size > 0 ? (
-          <button
-            type="button"
-            className="button button--danger button--small"
-            onClick={() => setConfirming(true)}
-          >
+          <DangerButton onClick={() => setConfirming(true)}>
             Delete {selected.size} selected
-          </button>
+          </DangerButton>
         ) : null}
       </search>
 

@@ -8,6 +8,7 @@ import {
   useMembers,
   useRemoveMember,
 } from "../../api/workspaces";
+import { ActionsHeader, DangerButton } from "../../app/RowActions";
 import { Skeleton } from "../../app/Skeleton";
 import { useCurrentWorkspace } from "../../app/workspace";
 import { WorkspaceShareLinks } from "./WorkspaceShareLinks";
@@ -80,9 +81,7 @@ function Members({ workspace }: { workspace: Workspace }) {
             <tr>
               <th scope="col">E-mail</th>
               <th scope="col">Role</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
+              <ActionsHeader />
             </tr>
           </thead>
           <tbody>
@@ -103,26 +102,22 @@ function Members({ workspace }: { workspace: Workspace }) {
                 </td>
                 <td className="table__actions">
                   {isOwner && member.user_id === null && (
-                    <button
-                      type="button"
-                      className="button button--danger button--small"
-                      aria-label={`Cancel the invitation of ${member.email}`}
+                    <DangerButton
+                      label={`Cancel the invitation of ${member.email}`}
                       disabled={cancel.isPending}
                       onClick={() => cancel.mutate(member.email)}
                     >
                       Cancel
-                    </button>
+                    </DangerButton>
                   )}
                   {isOwner && member.user_id && member.user_id !== session.data?.user.id && (
-                    <button
-                      type="button"
-                      className="button button--danger button--small"
-                      aria-label={`Remove ${member.email}`}
+                    <DangerButton
+                      label={`Remove ${member.email}`}
                       disabled={remove.isPending}
                       onClick={() => member.user_id && remove.mutate(member.user_id)}
                     >
                       Remove
-                    </button>
+                    </DangerButton>
                   )}
                 </td>
               </tr>

@@ -1,5 +1,6 @@
 import { Link } from "react-router";
 import type { ShareLink } from "../../api/types";
+import { ActionsHeader, DangerButton } from "../../app/RowActions";
 
 /**
  * Share links as a table: who made each one and when, until when, whether it serves the file
@@ -32,9 +33,7 @@ export function ShareLinksTable<L extends ShareLink>({
           <th scope="col">Expires</th>
           <th scope="col">Opens</th>
           <th scope="col">State</th>
-          <th scope="col">
-            <span className="visually-hidden">Actions</span>
-          </th>
+          <ActionsHeader />
         </tr>
       </thead>
       <tbody>
@@ -57,15 +56,13 @@ export function ShareLinksTable<L extends ShareLink>({
               <td>{state}</td>
               <td className="table__actions">
                 {state === "active" && (
-                  <button
-                    type="button"
-                    className="button button--danger button--small"
-                    aria-label={name === undefined ? undefined : `Revoke this link to ${name}`}
+                  <DangerButton
+                    label={name === undefined ? undefined : `Revoke this link to ${name}`}
                     disabled={revoking}
                     onClick={() => onRevoke(link)}
                   >
                     Revoke
-                  </button>
+                  </DangerButton>
                 )}
               </td>
             </tr>

@@ -3,6 +3,7 @@ import { errorMessage } from "../../api/http";
 import { useApiTokens, useCreateApiToken, useRevokeApiToken } from "../../api/tokens";
 import type { TokenScope } from "../../api/types";
 import { CopyField } from "../../app/CopyField";
+import { ActionsHeader, DangerButton } from "../../app/RowActions";
 import { Skeleton } from "../../app/Skeleton";
 import { useCurrentWorkspace } from "../../app/workspace";
 
@@ -133,9 +134,7 @@ export function TokensPage() {
               <th scope="col" className="num">
                 Last used
               </th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
+              <ActionsHeader />
             </tr>
           </thead>
           <tbody>
@@ -152,15 +151,13 @@ export function TokensPage() {
                   {token.revoked_at ? (
                     <span className="pill pill--failed">revoked</span>
                   ) : (
-                    <button
-                      type="button"
-                      className="button button--danger button--small"
-                      aria-label={`Revoke ${token.name}`}
+                    <DangerButton
+                      label={`Revoke ${token.name}`}
                       disabled={revoke.isPending}
                       onClick={() => revoke.mutate(token.id)}
                     >
                       Revoke
-                    </button>
+                    </DangerButton>
                   )}
                 </td>
               </tr>
