@@ -25,6 +25,7 @@ from tcplens.diagnosis.labelling import (
     N_FACTORS,
     label_transfer,
 )
+from tcplens.diagnosis.thresholds import EDGE_HITS
 
 # Layout of one transfer's arrays as the kernels pass them around (a tuple: numba types it
 # field by field): see transfer.Transfer for what each one is.
@@ -236,18 +237,25 @@ def _scaled_acks(data, acks, rcv_scale):  # type: ignore[no-untyped-def]
 @numba.njit(cache=True)
 def infer_window_scale(t, seq_end, ack_t, ack, raw, lag):  # type: ignore[no-untyped-def]
     """The receiver's window scale (RFC 7323 §2.2) inferred from the data, -1 when the data
-    cannot say (no window above zero, or no round trip to place the sender's view).
+    cannot say: no window above zero, no round trip to place the sender's view, or a sender the
+    window never held.
 
     A sender never sends beyond the right edge it knows (RFC 9293 §3.8.6.2.1: ack + window of an
     ACK that reached it before the segment left); at the capture point that is an ACK seen at
     least ``lag`` (capture point -> sender -> capture point, less 20 % jitter, as the labelling
-    places the sender's view) before the segment. The inferred shift is the smallest for which
-    no segment ends beyond such an edge: a sender held by the window sends up to the edge, so
-    any smaller shift puts its segments beyond it (the window plateau is the true window); a
-    sender the window did not hold leaves room, and the smallest shift that fits still leaves
-    it room, so it is not read as window-limited either. A lag of 0 means no RTT sample placed
-    the sender's view: at a receiver-side capture the fresh ACKs would fit any shift, so none is
-    inferred."""
+    places the sender's view) before the segment. The candidate is the smallest shift for which
+    no segment ends beyond such an edge. It is the receiver's only if the sender was held there:
+    a sender the window holds sends up to the edge itself (Linux's tcp_write_xmit splits the
+    segment that crosses it at the edge, tcp_mss_split_point), so segments end exactly at ack +
+    (window << shift) of an ACK it had just received, Wireshark's ``tcp.analysis.window_full``
+    (packet-tcp.c: seq + seglen == the reverse direction's lastack + window << win_scale), and
+    any smaller shift puts them beyond it. A sender something else held (its buffer, its
+    congestion window, its application) fits under a smallest shift that gives a window within
+    x2 of its flight, only a lower bound of the receiver's (whose shift is chosen once, for the
+    largest receive buffer it may use, RFC 7323 §2.3), and its segments end at such an edge only
+    by chance: fewer than ``EDGE_HITS`` of them, and no scale is inferred (the window is
+    unknown, never a limit). A lag of 0 means no RTT sample placed the sender's view: at a
+    receiver-side capture the fresh ACKs would fit any shift, so none is inferred."""
     m = ack_t.size
     positive = False
     for j in range(m):
@@ -268,8 +276,35 @@ def infer_window_scale(t, seq_end, ack_t, ack, raw, lag):  # type: ignore[no-unt
                 fits = False
                 break
         if fits:
-            return np.int64(shift)
-    return np.int64(14)
+            return (
+                np.int64(shift)
+                if _edge_hits(t, seq_end, ack_t, ack, raw, lag, shift) >= EDGE_HITS
+                else np.int64(-1)
+            )
+    return np.int64(-1)
+
+
+@numba.njit(cache=True)
+def _edge_hits(t, seq_end, ack_t, ack, raw, lag, shift):  # type: ignore[no-untyped-def]
+    """How many segments end exactly at the right edge (ack + (window << shift), a window above
+    zero) of an ACK the sender had just received: the latest seen ``lag`` before the segment
+    (with the 20 % jitter allowance), or one within that allowance of it."""
+    m = ack_t.size
+    jitter = max(0.0005, 0.2 * lag)
+    hits = 0
+    j = 0
+    for i in range(t.size):
+        while j < m and ack_t[j] <= t[i] - lag + jitter:
+            j += 1
+        k = j - 1
+        while k >= 0:
+            if raw[k] > 0 and seq_end[i] == ack[k] + (raw[k] << shift):
+                hits += 1
+                break
+            if ack_t[k] < t[i] - lag - jitter:
+                break
+            k -= 1
+    return hits
 
 
 @numba.njit(cache=True)

@@ -30,12 +30,15 @@ def scale_note(tr: Transfer) -> str:
         return (
             f" The handshake was not captured, so {receiver}'s window scale (shift "
             f"{tr.window_scale}, × {1 << tr.window_scale}) was inferred from the data: the "
-            "smallest shift under which the sender never went beyond the advertised window."
+            "shift under which the sender's segments ended exactly at the right edge of the "
+            "advertised window (ack + window), where a sender the window holds stops, and "
+            "never beyond it."
         )
     if tr.window_scale < 0:
         return (
             f" The handshake was not captured and {receiver}'s window scale could not be "
-            "inferred, so its window is not known in bytes."
+            "inferred (no segment ended at the right edge of the window it advertised, as a "
+            "sender the window holds does), so the capture cannot tell its window in bytes."
         )
     return ""
 

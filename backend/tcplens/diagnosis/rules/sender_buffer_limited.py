@@ -67,12 +67,11 @@ def detect(ctx: Context) -> list[Finding]:
     got = delivered_bytes(tr, mine) / max(float(mine.duration.sum()), 1e-9)
     total = ctx.wall_clock(FACTOR, flows)
     sender_host = tr.sender.rsplit(":", 1)[0]
-    # An inferred scale is the smallest that fits the data: the window it gives is a lower bound.
     offered = (
-        f"although {tr.receiver}'s window allowed at least {w.size(window)}"
-        if window > 0 and tr.window_scale_inferred
-        else f"although {tr.receiver} offered a window of {w.size(window)}"
+        f"although {tr.receiver} offered a window of {w.size(window)}"
         if window > 0
+        else f"although none of its segments reached the edge of {tr.receiver}'s window"
+        if tr.window_scale < 0
         else f"although {tr.receiver}'s window had room"
     )
     summary = (
