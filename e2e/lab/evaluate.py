@@ -211,7 +211,11 @@ def lab_captures(lab: Path) -> list[Labelled]:
         factor = e["expected_primary_factor"]
         other = e.get("other_end")
         at = e["capture_at"]
-        disputed = [c["check"] for c in e["ground_truth"]["checks"] if not c["passed"]]
+        disputed = [
+            f"failed: {c['check']} ({c['source']}: {c['value']})"
+            for c in e["ground_truth"]["checks"]
+            if not c["passed"]
+        ]
         out.append(
             Labelled(
                 f"{name}@{at}",
@@ -316,7 +320,7 @@ def print_accuracy(rows: list[tuple[Labelled, Result]]) -> dict[str, Any]:
     disputed = [(lab, r) for lab, r in rows if lab.disputed]
     for lab, r in disputed:
         print(
-            f"  not counted (kernel disputes {lab.expected}: {'; '.join(lab.disputed)}): "
+            f"  not counted (the run does not confirm {lab.expected}: {'; '.join(lab.disputed)}): "
             f"{lab.name}, first {first_factor(r)}"
         )
     summary["disputed"] = [
