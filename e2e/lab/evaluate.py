@@ -300,7 +300,8 @@ def print_accuracy(rows: list[tuple[Labelled, Result]]) -> dict[str, Any]:
     for part in ("tuning", "held out", "shared lab"):
         got = parts.get(part, [])
         first_ok = sum(1 for lab, r in got if first_factor(r) == lab.expected)
-        flows = [p for lab, r in got if r.report for p in flow_verdicts(r.report, lab)]
+        named = [(lab.name, p) for lab, r in got if r.report for p in flow_verdicts(r.report, lab)]
+        flows = [p for _, p in named]
         flow_ok = sum(1 for e, d in flows if e == d)
         print(
             f"{part:12s} {len(got):8d} {percent(first_ok, len(got)):>18s} "
@@ -315,6 +316,9 @@ def print_accuracy(rows: list[tuple[Labelled, Result]]) -> dict[str, Any]:
                 {"capture": lab.name, "expected": lab.expected, "first": first_factor(r)}
                 for lab, r in got
                 if first_factor(r) != lab.expected
+            ],
+            "wrong_flows": [
+                {"capture": name, "expected": e, "limiting": d} for name, (e, d) in named if e != d
             ],
         }
     disputed = [(lab, r) for lab, r in rows if lab.disputed]
@@ -331,6 +335,11 @@ def print_accuracy(rows: list[tuple[Labelled, Result]]) -> dict[str, Any]:
         wrong = summary[part]["wrong"]
         for w in wrong:
             print(f"  wrong ({part}): {w['capture']}: expected {w['expected']}, first {w['first']}")
+        for w in summary[part]["wrong_flows"]:
+            print(
+                f"  flow wrong ({part}): {w['capture']}: expected {w['expected']}, "
+                f"limiting {w['limiting']}"
+            )
     return summary
 
 
