@@ -72,7 +72,7 @@ def flows_json(
         _endpoints(f.client_addr, f.client_port),
         _endpoints(f.server_addr, f.server_port),
         np.round((f.start_ns - origin_ns) / 1e9, 6).tolist(),
-        np.round((f.end_ns - f.start_ns) / 1e9, 6).tolist(),
+        np.round(f.duration_ns / 1e9, 6).tolist(),
         f.bytes_c2s.tolist(),
         f.bytes_s2c.tolist(),
         f.packets.tolist(),

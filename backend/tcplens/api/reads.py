@@ -20,6 +20,7 @@ from tcplens.api.deps import SessionDep
 from tcplens.api.schemas import (
     CaptureError,
     CaptureOut,
+    Evidence,
     FindingOut,
     FlowFramesOut,
     FlowOut,
@@ -242,7 +243,7 @@ def finding_out(finding: Finding) -> FindingOut:
         summary=str(body.get("summary", "")),
         fix=str(body.get("fix", "")),
         flows=[int(f) for f in body.get("flows", [])],
-        evidence=dict(body.get("evidence", {})),
+        evidence=Evidence.model_validate(body.get("evidence") or {}),
         if_fixed=body.get("if_fixed"),
     )
 

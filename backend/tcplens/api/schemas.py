@@ -324,6 +324,53 @@ class IfFixed(BaseModel):
     basis: str
 
 
+class Confidence(BaseModel):
+    """What the capture could not see of the flows a finding names: the inputs that say how far
+    to trust it."""
+
+    capture_point: str | list[str] = Field(
+        description="where the capture sat (near_client, near_server, middle, unknown), or each "
+        "of the flows' when they differ"
+    )
+    handshake_captured: bool = Field(
+        description="every flow's handshake was captured (else its window scale and handshake "
+        "RTT are not in the capture)"
+    )
+    inferred: list[str] = Field(
+        description="values inferred from the data instead of read, e.g. window_scale"
+    )
+    packets_missing: int = Field(
+        description="segments the capture missed (Wireshark's lost_segment)"
+    )
+    timestamps_backwards: int = Field(
+        description="packets timed before the one before them in their direction"
+    )
+    capture_truncated: bool = Field(description="the file ends inside a packet record")
+    snaplen: int | None = Field(
+        default=None,
+        description="bytes kept of each packet when the capture's snaplen cut these flows' "
+        "packets (their sizes come from the headers; the payload is not in the file); null "
+        "when nothing was cut",
+    )
+    packets_cut: int = Field(default=0, description="these flows' packets the snaplen cut")
+    clock_jumps: int = Field(
+        default=0,
+        description="clock steps (packet times that jump, see the capture's warnings) inside "
+        "these flows: no time across one counts as a round trip, a duration or an idle gap",
+    )
+
+
+class Evidence(BaseModel):
+    """Where to look (``time_ranges_s``, ``frames``), the finding's own numbers and its
+    confidence inputs."""
+
+    model_config = ConfigDict(extra="allow")
+
+    confidence: Confidence | None = Field(
+        default=None, description="What the capture could not see (null: older analyses)"
+    )
+
+
 class FindingOut(BaseModel):
     """DESIGN.md's finding object, most important first."""
 
@@ -336,7 +383,7 @@ class FindingOut(BaseModel):
     summary: str
     fix: str
     flows: list[int]
-    evidence: dict[str, Any]
+    evidence: Evidence
     if_fixed: IfFixed | None = Field(
         default=None, description="What the fix buys (null: no concrete fix, or older analyses)"
     )

@@ -80,11 +80,9 @@ class Context:
         """Flows that ``factor`` held for at least ``min_share`` of their own duration, the most
         held first: a rule reports a factor only where it mattered to that flow."""
         ft = self.factor_time(factor)
-        start, end = self.facts.start_s, self.facts.end_s  # Flows.id is the 1-based row
+        duration = self.facts.duration_s  # Flows.id is the 1-based row
         return [
-            f
-            for f in ft.flows
-            if ft.seconds[f] >= min_share * max(float(end[f - 1]) - float(start[f - 1]), 1e-9)
+            f for f in ft.flows if ft.seconds[f] >= min_share * max(float(duration[f - 1]), 1e-9)
         ]
 
     def wall_clock(self, factor: Factor, flows: Iterable[int]) -> float:

@@ -60,7 +60,7 @@ def diagnose(capture: Capture, analysis: TcpAnalysis) -> Diagnosis:
     claimed = no_connection_reuse.claimed_flows(ctx)
     # Flows not labelled (no payload, or beyond the labelling bound) have no verdict.
     verdicts = dict.fromkeys(facts.id.tolist(), FlowVerdict(None, {}))
-    durations = facts.end_s[rows] - facts.start_s[rows]
+    durations = facts.duration_s[rows]
     verdicts.update(
         (flow, _verdict(shares, flow in claimed))
         for flow, shares in zip(
@@ -92,8 +92,10 @@ def _confidence(
     where the capture point sat (``tcp/vantage.py``), whether every handshake was captured
     (without it the window scale and the handshake RTT are not in the capture), the values
     inferred instead of read, segments the capture missed (Wireshark's ``lost_segment``: a gap
-    in the sequence numbers), timestamps that went backwards inside a flow, and a capture cut
-    short."""
+    in the sequence numbers), timestamps that went backwards inside a flow, a capture cut
+    short, the packets its snaplen cut (``snaplen``: the bytes kept of each, None when none was
+    cut; their sizes come from the headers, their payload is not in the file) and the clock
+    steps inside the flows (``capture.clock``: no time across one is counted)."""
     rows = np.asarray([fl - 1 for fl in f.flows if 0 < fl <= len(analysis.flows)], np.int64)
     seg = analysis.segments
     vantage = sorted({VANTAGE_NAMES[v] for v in analysis.flows.vantage[rows].tolist()})
@@ -115,6 +117,8 @@ def _confidence(
         and any(tr.window_scale_inferred for tr in ctx.by_flow[first].transfers)
         else []
     )
+    flows = analysis.flows
+    snaplen = int(flows.snaplen[rows].max()) if rows.size else 0
     return {
         "capture_point": vantage[0] if len(vantage) == 1 else vantage,
         "handshake_captured": bool(rows.size) and bool((analysis.flows.syn_ns[rows] >= 0).all()),
@@ -122,6 +126,9 @@ def _confidence(
         "packets_missing": missing,
         "timestamps_backwards": backwards,
         "capture_truncated": capture.info.truncated,
+        "snaplen": snaplen or None,
+        "packets_cut": int(flows.packets_cut[rows].sum()),
+        "clock_jumps": int(flows.clock_steps[rows].sum()),
     }
 
 

@@ -270,7 +270,7 @@ def factor_shares(conn: Connection, spans: Intervals) -> dict[Factor, float]:
         ),
         np.float64,
     )
-    return shares_by_connection(np.array([conn.end_s - conn.start_s]), per)[0]
+    return shares_by_connection(np.array([conn.duration_s]), per)[0]
 
 
 @dataclass(frozen=True)

@@ -97,6 +97,7 @@ class Connection:
     server: str
     start_s: float  # first packet
     end_s: float  # last packet
+    duration_s: float  # end - start without the capture's clock steps (Flows.duration_ns)
     syn_s: float | None  # first SYN, if captured
     established_s: float | None  # third ACK of the handshake (or first data after SYN/ACK)
     handshake_rtt_s: float | None
@@ -139,6 +140,7 @@ class FlowFacts:
     id: I64
     start_s: F64
     end_s: F64
+    duration_s: F64  # end - start without the capture's clock steps (Flows.duration_ns)
     syn_s: F64
     established_s: F64
     handshake_rtt_s: F64

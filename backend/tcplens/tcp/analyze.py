@@ -12,10 +12,13 @@ from tcplens.capture.memory import recycling
 from tcplens.capture.table import (
     DONE_AFTER_EVENTS,
     DONE_AFTER_FLOWS,
+    LONG_LENGTH,
+    TRUNCATED,
     PacketTable,
 )
 from tcplens.tcp.compiled import empty
 from tcplens.tcp.flows import FlowAssignment, assign_flows
+from tcplens.tcp.grouping import FlowLayout
 from tcplens.tcp.model import (
     Flows,
     Segments,
@@ -70,6 +73,8 @@ def _analyze(
     scratch = empty(2 * len(packets), np.int32)
     fa = assign_flows(packets, scratch)
     ends = _Endpoints.of(packets, fa)
+    cut = _SnaplenCuts.of(packets, fa.layout)
+    steps = _ClockSteps.of(packets)
     echoes = timestamp_echoes(packets, fa.layout)
     done(DONE_AFTER_FLOWS)
     work = scratch[: fa.n_packets]
@@ -79,16 +84,17 @@ def _analyze(
     del work
     clients = _Clients(fa.n_flows, fa.client_from_syn, fa.first_row)
     del fa  # its per-packet columns are no longer needed: free them before the next stages
-    steps = packets.clock_step_rows.astype(np.int64) + 1  # as frames
     times = _HandshakeTimes.of(segments, handshake)
     # (rtt_samples sets a half it finds to be no round trip to -1 in ``times``, as one across a
     # clock step)
     halves = (times.syn_rtt_ns, times.synack_rtt_ns)
-    rtt, path = rtt_samples(segments, handshake, facts, echoes, halves, steps)
+    rtt, path = rtt_samples(segments, handshake, facts, echoes, halves, steps.frames)
     del echoes
-    flows = _flows(ends, clients, segments, handshake, facts, times, path)
+    flows = _flows(ends, clients, segments, handshake, facts, times, path, cut, steps)
     zero = zero_window_spans(segments, facts.zero_windows)
-    gaps = idle_gaps(segments, flows.rtt_median_ns, facts.idle_before, facts.idle_after)
+    gaps = idle_gaps(
+        segments, flows.rtt_median_ns, facts.idle_before, facts.idle_after, steps.frames
+    )
     return TcpAnalysis(
         capture_start_ns=start_ns,
         flows=flows,
@@ -146,6 +152,55 @@ def _tunnel_layers(packets: PacketTable, row: I64) -> npt.NDArray[np.uint16]:
 
 
 @dataclass(frozen=True)
+class _SnaplenCuts:
+    """Per flow, its TCP packets the capture's snaplen cut and the bytes kept of them."""
+
+    packets: I64
+    kept: I64
+
+    @staticmethod
+    def of(packets: PacketTable, layout: FlowLayout) -> _SnaplenCuts:
+        # (read before the flow assignment's columns are released; the layout's rows are the
+        # TCP packets, copies and non-TCP packets left out)
+        n_flows = layout.n_flows
+        count, kept = np.zeros(n_flows, np.int64), np.zeros(n_flows, np.int64)
+        if not (packets.status & TRUNCATED).any():  # the usual capture: one pass, no gather
+            return _SnaplenCuts(count, kept)
+        at = np.flatnonzero(packets.status[layout.rows] & TRUNCATED)
+        flow = (np.searchsorted(layout.offsets, at, side="right") - 1) // 2
+        row = layout.rows[at].astype(np.int64)
+        caplen = packets.caplen16[row].astype(np.int64)
+        long = caplen == LONG_LENGTH  # (a jumbo frame cut: its length is in the long entries)
+        caplen[long] = packets.long_caplen[np.searchsorted(packets.long_rows, row[long])]
+        np.add.at(count, flow, 1)
+        np.maximum.at(kept, flow, caplen)
+        return _SnaplenCuts(count, kept)
+
+
+@dataclass(frozen=True)
+class _ClockSteps:
+    """The capture's clock steps (``capture.clock``): their frames and how far each moved the
+    clock (ns, negative: back), running sums from the first (``moved[k]``: the first k)."""
+
+    frames: I64
+    moved: I64
+
+    @staticmethod
+    def of(packets: PacketTable) -> _ClockSteps:
+        rows = packets.clock_step_rows.astype(np.int64)
+        moved = np.zeros(rows.shape[0] + 1, np.int64)
+        np.cumsum(packets.ts_ns[rows] - packets.ts_ns[rows - 1], out=moved[1:])
+        return _ClockSteps(rows + 1, moved)
+
+    def inside(self, first_frame: I64, last_frame: I64) -> tuple[I64, I64]:
+        """Per span of frames, the steps after its first frame up to its last, and the time
+        they moved the clock."""
+        lo = np.searchsorted(self.frames, first_frame, side="right")
+        hi = np.searchsorted(self.frames, last_frame, side="right")
+        return hi - lo, self.moved[hi] - self.moved[lo]
+
+
+@dataclass(frozen=True)
 class _Clients:
     n_flows: int
     client_from_syn: npt.NDArray[np.bool_]
@@ -179,9 +234,13 @@ def _flows(
     facts: FlowFacts,
     times: _HandshakeTimes,
     path: PathRtt,
+    cut: _SnaplenCuts,
+    steps: _ClockSteps,
 ) -> Flows:
     n = fa.n_flows
     per_dir = np.diff(seg.offsets)
+    first_frame = (fa.first_row + 1).astype(np.int64)  # row i is frame i + 1
+    n_steps, duration = _durations(seg, facts, first_frame, steps)
     return Flows(
         id=np.arange(1, n + 1, dtype=np.int64),
         ip_version=ends.ip_version,
@@ -190,9 +249,13 @@ def _flows(
         server_addr=ends.server_addr,
         server_port=ends.server_port,
         client_from_syn=fa.client_from_syn,
-        first_frame=(fa.first_row + 1).astype(np.uint32),  # row i is frame i + 1
+        first_frame=first_frame.astype(np.uint32),
         start_ns=facts.first_ns,
         end_ns=facts.last_ns,
+        duration_ns=duration,
+        clock_steps=n_steps,
+        packets_cut=cut.packets,
+        snaplen=cut.kept,
         packets=per_dir[0::2] + per_dir[1::2],
         packets_c2s=per_dir[0::2].copy(),
         packets_s2c=per_dir[1::2].copy(),
@@ -228,3 +291,31 @@ def _flows(
         vantage=infer_vantage(times.syn_rtt_ns, times.synack_rtt_ns, path.data_ack_min_ns),
         encapsulation=ends.encapsulation,
     )
+
+
+def _durations(
+    seg: Segments, facts: FlowFacts, first_frame: I64, steps: _ClockSteps
+) -> tuple[I64, I64]:
+    """Per flow: the clock steps inside it and its duration
+    without them (``Flows.duration_ns``). A flow without a step keeps ``end - start``; one with
+    steps is timed from its first to its last packet in capture order, less what the steps moved
+    the clock (the time across a step is unknown, so it counts as none)."""
+    n = first_frame.shape[0]
+    off = seg.offsets
+    per_slice = np.diff(off)
+    # each direction's last packet is its slice's last row (Segments order: frame ascending)
+    last_row = np.maximum(off[1:] - 1, 0)
+    last_of = np.where(per_slice > 0, seg.frame[last_row].astype(np.int64), 0).reshape(n, 2)
+    last_frame = last_of.max(axis=1)
+    n_steps, moved = steps.inside(first_frame, last_frame)
+    duration = facts.last_ns - facts.first_ns
+    jumped = np.flatnonzero(n_steps > 0)
+    if jumped.size:
+        # the first and last packet in capture order: the direction whose slice holds them
+        first_of = np.where(per_slice > 0, seg.frame[np.minimum(off[:-1], len(seg) - 1)], -1)
+        first_d = (first_of.reshape(n, 2)[jumped] == first_frame[jumped, None]).argmax(axis=1)
+        last_d = last_of[jumped].argmax(axis=1)
+        t_first = seg.time_ns[off[2 * jumped + first_d]]
+        t_last = seg.time_ns[off[2 * jumped + last_d + 1] - 1]
+        duration[jumped] = np.maximum(t_last - t_first - moved[jumped], 0)
+    return n_steps, duration

@@ -137,6 +137,16 @@ class Flows:
     first_frame: U32
     start_ns: I64  # first packet of the flow
     end_ns: I64  # last packet of the flow
+    # end - start without the time the capture's clock steps (capture.clock) inside the flow
+    # moved its clock: from its first to its last packet in capture order, less each step
+    duration_ns: I64
+    # clock steps between the flow's first and last packet (PacketTable.clock_step_rows)
+    clock_steps: I64
+    # TCP packets of the flow the capture's snaplen cut (status TRUNCATED: their sizes come from
+    # the IP header and stand, the bytes beyond the snaplen are not in the file) and the bytes
+    # kept of each (the largest captured length among them); 0 when none was cut
+    packets_cut: I64
+    snaplen: I64
     packets: I64  # TCP packets of the flow, both directions
     packets_c2s: I64
     packets_s2c: I64

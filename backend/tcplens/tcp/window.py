@@ -44,16 +44,23 @@ def zero_window_spans(seg: Segments, spans: I32) -> ZeroWindowSpans:
     )
 
 
-def idle_gaps(seg: Segments, median_rtt_ns: I64, before: I32, after: I32) -> IdleGaps:
+def idle_gaps(
+    seg: Segments, median_rtt_ns: I64, before: I32, after: I32, clock_steps: I64
+) -> IdleGaps:
     """Silences inside a flow longer than 200 ms and twice its median RTT.
 
     ``before``/``after`` are the candidates the per-packet pass found: consecutive packets of
     one flow (capture order) more than :data:`IDLE_GAP_MIN_NS` apart, in ``(flow, capture
-    order)`` order; ``median_rtt_ns`` is per flow (-1 when unknown).
+    order)`` order; ``median_rtt_ns`` is per flow (-1 when unknown). A silence across one of
+    the capture's clock steps (``clock_steps``: their frames, ascending; ``capture.clock``) is
+    none: the time across a step is unknown.
     """
     flow = seg.flow_of(after)
     threshold = np.maximum(IDLE_GAP_MIN_NS, IDLE_GAP_RTTS * np.maximum(median_rtt_ns[flow], 0))
     keep = seg.time_ns[after] - seg.time_ns[before] > threshold
+    if clock_steps.shape[0]:
+        step_after = np.searchsorted(clock_steps, seg.frame[before], side="right")
+        keep &= step_after == np.searchsorted(clock_steps, seg.frame[after], side="right")
     before, after = before[keep], after[keep]
     return IdleGaps(
         flow=flow[keep],

@@ -106,12 +106,15 @@ def slow_start(segments: int, rtt: float, window: int = 10**7) -> Transfer:
 
 
 def connection(tr: Transfer, rtt: float) -> Connection:
+    start = float(tr.t[0]) - rtt
+    end = float(max(tr.t[-1], tr.ack_t[-1] if tr.ack_t.size else tr.t[-1]))
     return Connection(
         flow=1,
         client=tr.sender,
         server=tr.receiver,
-        start_s=float(tr.t[0]) - rtt,
-        end_s=float(max(tr.t[-1], tr.ack_t[-1] if tr.ack_t.size else tr.t[-1])),
+        start_s=start,
+        end_s=end,
+        duration_s=end - start,
         syn_s=float(tr.t[0]) - rtt,
         established_s=float(tr.t[0]),
         handshake_rtt_s=rtt,
@@ -131,6 +134,7 @@ def context(conns: list[Connection]) -> Context:
         id=f([c.flow for c in conns], np.int64),
         start_s=f([c.start_s for c in conns]),
         end_s=f([c.end_s for c in conns]),
+        duration_s=f([c.duration_s for c in conns]),
         syn_s=f([c.syn_s if c.syn_s is not None else np.nan for c in conns]),
         established_s=f([c.established_s if c.established_s is not None else np.nan for c in conns]),
         handshake_rtt_s=f([c.handshake_rtt_s or np.nan for c in conns]),

@@ -21,7 +21,7 @@ def _ctx(syn_s: float, dns: list[DnsExchange]) -> Context:
     """One connection 10.77.0.1:49624 → 10.77.0.2:80 whose SYN is frame 5 at ``syn_s``."""
     f = np.array
     facts = FlowFacts(
-        id=f([1]), start_s=f([syn_s]), end_s=f([syn_s + 0.13]), syn_s=f([syn_s]),
+        id=f([1]), start_s=f([syn_s]), end_s=f([syn_s + 0.13]), duration_s=f([0.13]), syn_s=f([syn_s]),
         established_s=f([syn_s + 0.021]), handshake_rtt_s=f([0.021]),
         last_data_s=f([syn_s + 0.12]), payload=f([102400]), first_frame=f([5]),
         client_addr=_v4("10.77.0.1")[None, :], client_port=f([49624], np.uint16),

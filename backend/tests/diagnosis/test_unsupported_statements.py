@@ -55,7 +55,7 @@ def test_no_finding_states_what_the_capture_cannot_support(path: Path) -> None:
         confidence = finding["evidence"]["confidence"]
         assert set(confidence) == {
             "capture_point", "handshake_captured", "inferred", "packets_missing",
-            "timestamps_backwards", "capture_truncated",
+            "timestamps_backwards", "capture_truncated", "snaplen", "packets_cut", "clock_jumps",
         }  # fmt: skip
 
 

@@ -847,6 +847,60 @@ export interface components {
             transfers: components["schemas"]["ComparedTransfer"][];
             unmatched_servers: components["schemas"]["UnmatchedServers"];
         };
+        /**
+         * Confidence
+         * @description What the capture could not see of the flows a finding names: the inputs that say how far
+         *     to trust it.
+         */
+        Confidence: {
+            /**
+             * Capture Point
+             * @description where the capture sat (near_client, near_server, middle, unknown), or each of the flows' when they differ
+             */
+            capture_point: string | string[];
+            /**
+             * Capture Truncated
+             * @description the file ends inside a packet record
+             */
+            capture_truncated: boolean;
+            /**
+             * Clock Jumps
+             * @description clock steps (packet times that jump, see the capture's warnings) inside these flows: no time across one counts as a round trip, a duration or an idle gap
+             * @default 0
+             */
+            clock_jumps: number;
+            /**
+             * Handshake Captured
+             * @description every flow's handshake was captured (else its window scale and handshake RTT are not in the capture)
+             */
+            handshake_captured: boolean;
+            /**
+             * Inferred
+             * @description values inferred from the data instead of read, e.g. window_scale
+             */
+            inferred: string[];
+            /**
+             * Packets Cut
+             * @description these flows' packets the snaplen cut
+             * @default 0
+             */
+            packets_cut: number;
+            /**
+             * Packets Missing
+             * @description segments the capture missed (Wireshark's lost_segment)
+             */
+            packets_missing: number;
+            /**
+             * Snaplen
+             * @description bytes kept of each packet when the capture's snaplen cut these flows' packets (their sizes come from the headers; the payload is not in the file); null when nothing was cut
+             */
+            snaplen?: number | null;
+            /**
+             * Timestamps Backwards
+             * @description packets timed before the one before them in their direction
+             */
+            timestamps_backwards: number;
+        };
         /** Credentials */
         Credentials: {
             /** Email */
@@ -871,6 +925,17 @@ export interface components {
         DirectionRtts: {
             client_to_server: components["schemas"]["DirectionRtt"] | null;
             server_to_client: components["schemas"]["DirectionRtt"] | null;
+        };
+        /**
+         * Evidence
+         * @description Where to look (``time_ranges_s``, ``frames``), the finding's own numbers and its
+         *     confidence inputs.
+         */
+        Evidence: {
+            /** @description What the capture could not see (null: older analyses) */
+            confidence?: components["schemas"]["Confidence"] | null;
+        } & {
+            [key: string]: unknown;
         };
         /** FieldProblem */
         FieldProblem: {
@@ -906,10 +971,7 @@ export interface components {
         FindingOut: {
             /** Code */
             code: string;
-            /** Evidence */
-            evidence: {
-                [key: string]: unknown;
-            };
+            evidence: components["schemas"]["Evidence"];
             /** Factor */
             factor: string | null;
             /** Fix */

@@ -22,6 +22,7 @@ export type ShareLinkIssued = Schemas["ShareLinkIssued"];
 export type WorkspaceShareLink = Schemas["WorkspaceShareLinkOut"];
 export type CaptureStatus = Capture["status"];
 export type IfFixed = Schemas["IfFixed"];
+export type Confidence = Schemas["Confidence"];
 export type Comparison = Schemas["ComparisonOut"];
 export type ComparedTransfer = Schemas["ComparedTransfer"];
 export type CaptureListQuery = NonNullable<

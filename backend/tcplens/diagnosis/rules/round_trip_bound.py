@@ -33,7 +33,7 @@ def detect(ctx: Context) -> list[Finding]:
     if not rtt:
         return []
     total = lat.total_s + sum(setup.seconds.get(f, 0.0) for f in lat.flows)
-    duration = conn.end_s - conn.start_s
+    duration = conn.duration_s
     exchanges = lat.intervals[worst]
     what = (
         f"the handshake and {exchanges} request/response exchanges"

@@ -1,7 +1,8 @@
 import { Link } from "react-router";
 import type { CaptureScope } from "../../api/scope";
-import type { Finding } from "../../api/types";
+import type { Confidence, Finding } from "../../api/types";
 import { factorLabel, formatBitRate, formatDuration } from "../../format/units";
+import { capturePointNote, confidenceNotes } from "./confidenceNotes";
 import { findingLinks } from "./findingLinks";
 
 /** How many findings are shown in full before "show the rest". */
@@ -85,6 +86,7 @@ function FindingCard({ scope, finding }: { scope: CaptureScope; finding: Finding
           </span>
         </p>
       )}
+      {finding.evidence.confidence && <ConfidenceNotes confidence={finding.evidence.confidence} />}
       {links.length > 0 && (
         <p className="finding__links">
           <span className="finding__links-label">Evidence</span>
@@ -104,5 +106,21 @@ function FindingCard({ scope, finding }: { scope: CaptureScope; finding: Finding
         </p>
       )}
     </li>
+  );
+}
+
+/** What the capture could not see of the finding's flows (its confidence inputs). */
+function ConfidenceNotes({ confidence }: { confidence: Confidence }) {
+  const notes = confidenceNotes(confidence);
+  return (
+    <div className="finding__confidence" data-testid="confidence">
+      <span className="finding__fix-label">Capture</span>
+      <ul>
+        <li>{capturePointNote(confidence)}</li>
+        {notes.map((note) => (
+          <li key={note}>{note}</li>
+        ))}
+      </ul>
+    </div>
   );
 }
