@@ -286,6 +286,17 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     # packet) does not complete its handshake (no SYN/ACK → ACK time from it)
                     if (fl & 0x05) != 0 and st[SYNACK_I] >= 0 and st[HSACK_I] < 0:
                         st[HSACK_I] = NO_HANDSHAKE_ACK
+                    # a SYN after a FIN or RST starts a new connection instance on the same ports
+                    # and ISN (one flow, as Wireshark's tcp.stream keeps it): what each side
+                    # acknowledged before is the earlier instance's. RFC 5961 §4: a SYN to a
+                    # connection the server still holds gets a challenge ACK of the old sequence
+                    # space, the client answers with a RST and retries the SYN (suricata's
+                    # tls-subjectaltname stream 8: the challenge ACK, 976 MB ahead, left the
+                    # server's highest ACK timing none of the new instance's data)
+                    if (fl & 0x12) == 0x02 and fr != 0:
+                        for q in (o, v):
+                            st[q + MAXACK] = NOT_SEEN
+                            st[q + SACKS] = 0
                     own = st[o + WS]
                     out_win[u] = w << own if (own > 0 and not is_syn) else w
 
@@ -300,7 +311,11 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     # a zero-window probe does not advance the expected sequence number
                     probe = (ev & ZERO_WINDOW_PROBE) != 0
                     end = s + ln + (1 if syn_fin else 0)
-                    advances = not has_nxt or end > nxt
+                    # a RST does not move the expected sequence number: Wireshark 4.0 flags none
+                    # of the data after a RST whose number is far ahead (RFC 5961 §3.2: the RST
+                    # answering a challenge ACK carries the old connection's number; suricata's
+                    # tls-subjectaltname frames 251 and 259)
+                    advances = not has_nxt or (end > nxt and (fl & 0x04) == 0)
                     if end > s and not probe:  # Karn: queued, or what it re-sends is ambiguous
                         queue_sent(
                             st,
