@@ -17,6 +17,8 @@ interpreter's start, the imports and loading the kernels (the same for any file)
 stage covers; ``run`` is the whole program's wall time, measured from outside.
 
 Run with ``make bench BENCH=bench_stages`` (after bench_analyze, which builds the captures).
+With ``BENCH_REFERENCE=<a checkout>`` (its ``backend/``), that tree runs in the same rounds too
+(stages it does not have show 0 s), and the ratios of the whole runs are printed.
 """
 
 from __future__ import annotations
@@ -33,8 +35,6 @@ ROOT = Path(__file__).resolve().parents[1]
 FILES = {name: ROOT / ".bench" / f"{name}.pcap" for name in ("bulk_1M", "bulk_5M")}
 ROUNDS = 5
 MARKER = "tcplens-stages "
-# the program runs from the checkout's sources (in ROOT), whatever is installed
-CHECKOUT_ENV = {**os.environ, "PYTHONPATH": str(ROOT / "backend")}
 
 # The program, with the functions below timed (module, attribute; ``Class.method`` for a
 # method) once their modules are imported by the program itself; at its exit (``runtime.
@@ -42,12 +42,21 @@ CHECKOUT_ENV = {**os.environ, "PYTHONPATH": str(ROOT / "backend")}
 STAGES = {
     "walk": ("tcplens.capture.reader", "walk_pcap"),
     "decode": ("tcplens.capture.reader", "_Reading._decode"),
+    "copies": ("tcplens.capture.reader", "mark_copies"),
+    "clock": ("tcplens.capture.reader", "clock_steps"),
     "flows": ("tcplens.tcp.analyze", "assign_flows"),
     "echoes": ("tcplens.tcp.analyze", "timestamp_echoes"),
     "events": ("tcplens.tcp.analyze", "build_segments"),
     "rtt": ("tcplens.tcp.analyze", "rtt_samples"),
-    "diagnose": ("tcplens.diagnosis", "diagnose"),
+    "diagnose": ("tcplens.diagnosis.engine", "diagnose"),
     "output": ("tcplens.report", "write_report"),
+}
+# parts of a stage above, printed after them (not counted again in ``other``)
+DETAILS = {
+    "diag.facts": ("tcplens.diagnosis.engine", "flow_facts"),
+    "diag.labels": ("tcplens.diagnosis.engine", "labelled_time"),
+    "diag.conns": ("tcplens.diagnosis.engine", "LabelledConnections"),
+    "diag.predict": ("tcplens.diagnosis.engine", "predict"),
 }
 PROGRAM = """
 import builtins, json, sys, time
@@ -108,9 +117,24 @@ cli.main()
 """
 
 
-def run_program(path: Path) -> dict[str, float]:
-    """One ``tcplens analyze --json`` run: its stages' seconds and ``run``, its wall time."""
-    command = [sys.executable, "-c", PROGRAM, json.dumps(STAGES), MARKER]
+def timed_stages(backend: Path) -> dict[str, tuple[str, str]]:
+    """The stages and details whose function the tree at ``backend`` has (a reference tree
+    may predate some: those are left out of its runs, and show as 0 s)."""
+    found = {}
+    for stage, (module, path) in {**STAGES, **DETAILS}.items():
+        source = backend.joinpath(*module.split(".")).with_suffix(".py")
+        name = path.split(".")[-1]
+        text = source.read_text() if source.is_file() else ""
+        if f" {name}(" in text or f" {name}," in text or f"import {name}" in text:
+            found[stage] = (module, path)
+    return found
+
+
+def run_program(path: Path, backend: Path = ROOT / "backend") -> dict[str, float]:
+    """One ``tcplens analyze --json`` run of the tree at ``backend``: its stages' seconds and
+    ``run``, its wall time."""
+    stages_here = timed_stages(backend)
+    command = [sys.executable, "-c", PROGRAM, json.dumps(stages_here), MARKER]
     start = time.perf_counter()
     done = subprocess.run(
         [*command, "analyze", str(path), "--json"],
@@ -118,15 +142,17 @@ def run_program(path: Path) -> dict[str, float]:
         stderr=subprocess.PIPE,
         text=True,
         cwd=ROOT,
-        env=CHECKOUT_ENV,
+        env={**os.environ, "PYTHONPATH": str(backend)},
     )
     wall = time.perf_counter() - start
     lines = [line for line in done.stderr.splitlines() if line.startswith(MARKER)]
     if done.returncode != 0 or not lines or "never reached" in done.stderr:
         raise SystemExit(f"bench: tcplens on {path.name} failed:\n{done.stderr}")
-    stages: dict[str, float] = json.loads(lines[-1][len(MARKER) :])
+    spent: dict[str, float] = json.loads(lines[-1][len(MARKER) :])
+    stages = {s: spent.get(s, 0.0) for s in STAGES}
     stages["other"] = wall - sum(stages.values())
     stages["run"] = wall
+    stages |= {s: spent.get(s, 0.0) for s in DETAILS}
     return stages
 
 
@@ -136,7 +162,7 @@ def tcptrace_seconds(path: Path) -> float:
     return time.perf_counter() - start
 
 
-def packets(path: Path) -> int:
+def packets(path: Path, backend: Path = ROOT / "backend") -> int:
     """The packets of a capture, as ``tcplens analyze --json`` reports them (untimed: this run
     also loads, or compiles, the numba cache, which is not per packet)."""
     done = subprocess.run(
@@ -144,7 +170,7 @@ def packets(path: Path) -> int:
         capture_output=True,
         check=True,
         cwd=ROOT,
-        env=CHECKOUT_ENV,
+        env={**os.environ, "PYTHONPATH": str(backend)},
     )
     count: int = json.loads(done.stdout)["capture"]["packets"]
     return count
@@ -155,29 +181,52 @@ def main() -> int:
     if missing:
         print(f"bench: {', '.join(missing)} missing: run bench_analyze first", file=sys.stderr)
         return 1
-    n1, n5 = (packets(FILES[name]) for name in ("bulk_1M", "bulk_5M"))
-    ours: dict[str, list[dict[str, float]]] = {name: [] for name in FILES}
+    trees = {"this tree": ROOT / "backend"}
+    reference = os.environ.get("BENCH_REFERENCE")
+    if reference:
+        trees["reference"] = Path(reference).resolve() / "backend"
+    counts = {tree: [packets(FILES[name], b) for name in FILES] for tree, b in trees.items()}
+    n1, n5 = counts["this tree"]
+    # runs[tree][file]: each round's stages
+    runs: dict[str, dict[str, list[dict[str, float]]]] = {t: {n: [] for n in FILES} for t in trees}
     theirs: dict[str, list[float]] = {name: [] for name in FILES}
     for _ in range(ROUNDS):
         for name, path in FILES.items():
-            ours[name].append(run_program(path))
+            for tree, backend in trees.items():
+                runs[tree][name].append(run_program(path, backend))
             theirs[name].append(tcptrace_seconds(path))
     trace = {name: statistics.median(seconds) for name, seconds in theirs.items()}
     budget_ns = (trace["bulk_5M"] - trace["bulk_1M"]) / (n5 - n1) * 1e9 / 4
     print(
-        f"tcplens analyze --json, by stage ({ROUNDS} rounds interleaved with tcptrace -l -r, "
-        f"load {os.getloadavg()[0]:.1f}; medians)"
+        f"tcplens analyze --json, by stage ({ROUNDS} rounds interleaved with tcptrace -l -r"
+        f"{' and the reference ' + reference if reference else ''}, load "
+        f"{os.getloadavg()[0]:.1f}; medians)"
     )
-    print(f"budget: {budget_ns:.0f} ns/packet in all (tcptrace's marginal / 4, these rounds)")
-    print(f"{'stage':9s} {'1M s':>7s} {'5M s':>7s} {'ns/pkt':>7s} {'x budget':>8s}")
-    for stage in [*STAGES, "other", "run"]:
-        m1 = statistics.median(r[stage] for r in ours["bulk_1M"])
-        m5 = statistics.median(r[stage] for r in ours["bulk_5M"])
-        per_pkt = (m5 - m1) / (n5 - n1) * 1e9
-        print(f"{stage:9s} {m1:7.3f} {m5:7.3f} {per_pkt:7.1f} {per_pkt / budget_ns:8.2f}")
+    print(
+        f"tcptrace: 1M {trace['bulk_1M']:.3f} s, 5M {trace['bulk_5M']:.3f} s; budget: "
+        f"{budget_ns:.0f} ns/packet in all (tcptrace's marginal / 4, these rounds)"
+    )
+    for tree, by_file in runs.items():
+        print(f"-- {tree} ({trees[tree]})")
+        print(f"{'stage':12s} {'1M s':>7s} {'5M s':>7s} {'ns/pkt':>7s} {'x budget':>8s}")
+        for stage in [*STAGES, "other", "run", *DETAILS]:
+            m1 = statistics.median(r[stage] for r in by_file["bulk_1M"])
+            m5 = statistics.median(r[stage] for r in by_file["bulk_5M"])
+            per_pkt = (m5 - m1) / (n5 - n1) * 1e9
+            print(f"{stage:12s} {m1:7.3f} {m5:7.3f} {per_pkt:7.1f} {per_pkt / budget_ns:8.2f}")
+    if reference:
+        for name in FILES:
+            ratios = sorted(
+                a["run"] / b["run"]
+                for a, b in zip(runs["this tree"][name], runs["reference"][name], strict=True)
+            )
+            print(
+                f"{name}: run, this tree / reference per round "
+                f"{' '.join(f'{r:.2f}' for r in ratios)}: median {statistics.median(ratios):.2f}"
+            )
     print(
         "(each stage's marginal is a difference of medians: they need not add up to run's; "
-        "run's own marginal is the figure bench_analyze compares)"
+        "run's own marginal is the figure bench_analyze compares; diag.* are parts of diagnose)"
     )
     return 0
 

@@ -16,9 +16,7 @@ less than that, and a negative one is never used as an RTT (``tcp.rtt``).
 
 from __future__ import annotations
 
-import numpy as np
-
-from tcplens.capture.compiled import kernel
+from tcplens.capture.compiled import inline_kernel
 from tcplens.capture.table import I64, U32
 
 # Forward: far longer than any round trip (Linux caps the retransmission timeout at 120 s,
@@ -28,35 +26,31 @@ BACK_NS = 10**9  # NTP steps the clock for an offset over 128 ms (ntpd's step th
 NAMED_STEPS = 3  # steps described in the warning
 
 
-@kernel
-def _steps(ts_ns: I64, jump_ns: int, back_ns: int, rows: U32) -> int:
-    """Rows whose time steps from the previous row's (see the module doc), the first
-    ``rows.shape[0]`` of them written to ``rows``; returns how many there are."""
-    count = 0
-    for i in range(1, ts_ns.shape[0]):
-        step = ts_ns[i] - ts_ns[i - 1]
-        if step >= jump_ns or step <= -back_ns:
-            if count < rows.shape[0]:
-                rows[count] = i
-            count += 1
-    return count
+@inline_kernel
+def is_step(delta_ns: int) -> bool:
+    """Whether a packet captured ``delta_ns`` after the one before it is a step of the clock.
+    (The decoder looks at every row: ``decode.decode_packets``, ``steps_of_parts``.)"""
+    return delta_ns >= JUMP_NS or delta_ns <= -BACK_NS
 
 
-def clock_steps(ts_ns: I64) -> U32:
-    """The rows whose time jumps from the previous row's (ascending; see the module doc)."""
-    rows = np.empty(16, np.uint32)
-    count = _steps(ts_ns, JUMP_NS, BACK_NS, rows)
-    if count > rows.shape[0]:
-        rows = np.empty(count, np.uint32)
-        _steps(ts_ns, JUMP_NS, BACK_NS, rows)
-    return rows[:count]
+def steps_of_parts(part_first: I64, steps: I64, first_row: int) -> list[int]:
+    """The table rows where the clock steps, ascending, in parts decoded by
+    ``decode.decode_packets`` (``part_first``: the parts' first rows, from ``first_row`` of the
+    table; ``steps``: what the decoder found in each)."""
+    rows: list[int] = []
+    for q in range(part_first.shape[0] - 1):
+        if steps[q, 1]:  # the part's first row
+            rows.append(first_row + int(part_first[q]))
+        rows += steps[q, 2 : 2 + steps[q, 0]].tolist()
+    return rows
 
 
 def clock_warning(ts_ns: I64, rows: U32) -> str | None:
     """The words for the steps at ``rows``, or None when there is none.
 
+    >>> import numpy as np
     >>> t = np.array([0, 1, 7200 * 10**9, 7200 * 10**9 - 5 * 10**9], np.int64)
-    >>> clock_warning(t, clock_steps(t))
+    >>> clock_warning(t, np.array([2, 3], np.uint32))
     'Packet times jump at 2 places: frame 3 is 2.0 h after frame 2, frame 4 is 5.0 s before frame 3 (spliced captures or a clock step?); no time across a jump is taken as a round trip.'
     """
     if rows.shape[0] == 0:

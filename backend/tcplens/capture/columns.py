@@ -25,6 +25,7 @@ class DecodeScratch:
     miss_row: I64
     miss_key: U64
     ts_bounds: I64
+    steps: I64  # (``decode.decode_packets``)
     dns_count: I64
     dns: I64
     undecoded: I64
@@ -40,6 +41,8 @@ class DecodeScratch:
             np.empty((parts, room), np.int64),
             anonymous_memory(16 * parts * room).view(np.uint64).reshape(parts, room, 2),
             np.empty((parts, 2), np.int64),
+            # the rows where the clock steps: room for all of a part's, pages touched if used
+            np.empty((parts, 2 + largest), np.int64),
             np.empty(parts, np.int64),
             # the UDP port-53 packets of a part: room for all its rows, pages touched only if used
             np.empty((3, parts, largest), np.int64),
@@ -47,11 +50,12 @@ class DecodeScratch:
             np.empty(parts, np.int64),
         )
 
-    def parts(self, k: int) -> tuple[I64, I64, U64, I64, I64, I64, I64, I64]:
+    def parts(self, k: int) -> tuple[I64, I64, U64, I64, I64, I64, I64, I64, I64]:
         """The outputs for a chunk of ``k`` parts."""
         return (
             self.misses[:k], self.miss_row[:k], self.miss_key[:k], self.ts_bounds[:k],
-            self.dns_count[:k], self.dns[:, :k], self.undecoded[:k], self.undecoded_n[:k],
+            self.steps[:k], self.dns_count[:k], self.dns[:, :k], self.undecoded[:k],
+            self.undecoded_n[:k],
         )  # fmt: skip
 
 

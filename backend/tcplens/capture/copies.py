@@ -30,10 +30,11 @@ the TCP analysis skips as it skips packets that are not TCP (no event, no RTT sa
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from tcplens.capture import table
-from tcplens.capture.compiled import kernel
+from tcplens.capture.compiled import WORKERS, in_turn, parallel_kernel
 from tcplens.capture.table import I64, U8, U16, U32, PacketTable
 
 # How far apart two copies of one packet may be captured. Copies seen in the real-world corpus
@@ -41,9 +42,15 @@ from tcplens.capture.table import I64, U8, U16, U32, PacketTable
 # resend comes after a retransmission timeout (>= 200 ms in Linux, 1 s in RFC 6298) or a round
 # trip of duplicate ACKs.
 COPY_WINDOW_NS = 50_000_000
-# buckets of the table of recent packets (a power of two), of WAYS rows each: a packet is found
-# again unless WAYS later packets hashed to its bucket in between
-MAX_BUCKETS = 1 << 16
+# The rows are marked in parts of PART_ROWS, on all cores, each part with its own table of recent
+# packets, first filled with the rows just before the part (at most SEED_ROWS of them, back to
+# 2 COPY_WINDOW_NS before the part's first packet: a copy's original is found across a part's
+# start as within it, unless more than SEED_ROWS packets came between them)
+PART_ROWS = 1 << 16
+SEED_ROWS = 1 << 14
+# buckets of a part's table (a power of two), of WAYS entries each (the hash of a packet's fields
+# and its row): a packet is found again unless WAYS later packets hashed to its bucket in between
+BUCKET_BITS = 13
 WAYS = 4
 NAMED_FRAMES = 5  # frames of copies named in the warning
 
@@ -53,71 +60,93 @@ _COPY = int(table.COPY)
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio (Fibonacci hashing)
 
 
-@kernel
+@parallel_kernel
 def _mark_copies(
     ts_ns: I64, status: U8, ip_version: U8, src_id: U32, dst_id: U32, src_port: U16,
     dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16, tcp_window: U16,
-    payload16: U16, ts_val: U32, ip_id: U16, tcp_checksum: U16, buckets: I64, shift: int,
-    window_ns: int, named: I64,
-) -> int:  # fmt: skip
+    payload16: U16, ts_val: U32, ip_id: U16, tcp_checksum: U16, window_ns: int,
+    counts: I64, named: I64,
+) -> None:  # fmt: skip
     """Set ``COPY`` on every TCP packet that repeats one captured at most ``window_ns`` before
-    it (see the module doc); returns how many, and writes the first ones' rows to ``named``.
+    it (see the module doc); part ``p``'s number of copies goes to ``counts[p]``, their first
+    rows to ``named[p]`` (``counts.shape[0]`` parts of ``PART_ROWS``).
 
-    ``buckets`` (shape ``(2^(64 - shift), WAYS)``, all -1) holds, per hash of a packet's
-    fields, the last rows that had it (a row replaces the oldest of its bucket, or the packet
-    it is a copy of): one bucket, one cache line, per packet, in capture order.
+    A part's table (``2^BUCKET_BITS`` buckets of ``WAYS`` (hash, row) entries, rows -1 when
+    free) holds, per hash of a packet's fields, the last rows that had it (a row replaces the
+    oldest of its bucket, or the packet it is a copy of): one bucket, one cache line, per
+    packet, in capture order; a row of another hash is passed over without reading its columns.
     """
-    top = np.uint64(shift)
-    copies = 0
-    for i in range(ts_ns.shape[0]):
-        if (status[i] & _TCP_MASK) != _PARSED or (ip_version[i] == 4 and ip_id[i] == 0):
-            continue
-        h = np.uint64(src_id[i]) << np.uint64(32) | np.uint64(dst_id[i])
-        h = (h ^ (np.uint64(tcp_seq[i]) << np.uint64(32) | np.uint64(tcp_ack[i]))) * _MIX
-        h = (h ^ (np.uint64(ip_id[i]) << np.uint64(16) | np.uint64(tcp_checksum[i]))) * _MIX
-        h = (h ^ (np.uint64(src_port[i]) << np.uint64(16) | np.uint64(dst_port[i]))) * _MIX
-        b = h >> top
-        way = 0  # the oldest row of the bucket (-1: a free way), or the one this packet repeats
-        for w in range(WAYS):
-            j = buckets[b, w]
-            if j < buckets[b, way]:
-                way = w
-            if (
-                j >= 0 and abs(ts_ns[i] - ts_ns[j]) <= window_ns
-                and src_id[i] == src_id[j] and dst_id[i] == dst_id[j]
-                and src_port[i] == src_port[j] and dst_port[i] == dst_port[j]
-                and tcp_seq[i] == tcp_seq[j] and tcp_ack[i] == tcp_ack[j]
-                and tcp_flags[i] == tcp_flags[j] and tcp_window[i] == tcp_window[j]
-                and payload16[i] == payload16[j] and ts_val[i] == ts_val[j]
-                and ip_id[i] == ip_id[j] and tcp_checksum[i] == tcp_checksum[j]
-                and ip_version[i] == ip_version[j]
+    n = ts_ns.shape[0]
+    parts = counts.shape[0]
+    top = np.uint64(64 - BUCKET_BITS)
+    taken = np.zeros(1, np.int64)  # parts taken so far: each worker takes the next (in_turn)
+    for _worker in numba.prange(WORKERS):  # parts are independent: on all cores
+        for p in in_turn(taken, parts):
+            buckets = np.full((1 << BUCKET_BITS, WAYS, 2), -1, np.int64)
+            lo = p * PART_ROWS
+            hi = min(n, lo + PART_ROWS)
+            first = lo  # the rows before the part that its first packets may repeat
+            while (
+                first > 0 and lo - first < SEED_ROWS
+                and ts_ns[first - 1] >= ts_ns[lo] - 2 * window_ns
             ):  # fmt: skip
-                status[i] |= _COPY
-                if copies < named.shape[0]:
-                    named[copies] = i
-                copies += 1
-                way = w
-                break
-        buckets[b, way] = i
-    return copies
+                first -= 1
+            copies = 0
+            for i in range(first, hi):
+                if (status[i] & _TCP_MASK) != _PARSED or (ip_version[i] == 4 and ip_id[i] == 0):
+                    continue
+                h = np.uint64(src_id[i]) << np.uint64(32) | np.uint64(dst_id[i])
+                h = (h ^ (np.uint64(tcp_seq[i]) << np.uint64(32) | np.uint64(tcp_ack[i]))) * _MIX
+                h = (h ^ (np.uint64(ip_id[i]) << np.uint64(16) | np.uint64(tcp_checksum[i]))) * _MIX
+                h = (h ^ (np.uint64(src_port[i]) << np.uint64(16) | np.uint64(dst_port[i]))) * _MIX
+                b = h >> top
+                key = np.int64(h)
+                way = 0  # the oldest row of the bucket (-1: a free way), or the one i repeats
+                for w in range(WAYS):
+                    j = buckets[b, w, 1]
+                    if j < buckets[b, way, 1]:
+                        way = w
+                    if (
+                        buckets[b, w, 0] == key and j >= 0
+                        and abs(ts_ns[i] - ts_ns[j]) <= window_ns
+                        and src_id[i] == src_id[j] and dst_id[i] == dst_id[j]
+                        and src_port[i] == src_port[j] and dst_port[i] == dst_port[j]
+                        and tcp_seq[i] == tcp_seq[j] and tcp_ack[i] == tcp_ack[j]
+                        and tcp_flags[i] == tcp_flags[j] and tcp_window[i] == tcp_window[j]
+                        and payload16[i] == payload16[j] and ts_val[i] == ts_val[j]
+                        and ip_id[i] == ip_id[j] and tcp_checksum[i] == tcp_checksum[j]
+                        and ip_version[i] == ip_version[j]
+                    ):  # fmt: skip
+                        if i >= lo:  # (a row before the part is its own part's to mark)
+                            status[i] |= _COPY
+                            if copies < named.shape[1]:
+                                named[p, copies] = i
+                            copies += 1
+                        way = w
+                        break
+                buckets[b, way, 0] = key
+                buckets[b, way, 1] = i
+            counts[p] = copies
 
 
 def mark_copies(packets: PacketTable) -> str | None:
     """Mark the later copy of each TCP packet captured twice (``COPY`` in ``packets.status``);
     returns the capture warning that counts them, or None when there is none."""
-    bits = min(MAX_BUCKETS.bit_length() - 1, max(4, len(packets).bit_length()))
-    buckets = np.full((1 << bits, WAYS), -1, np.int64)
-    named = np.empty(NAMED_FRAMES, np.int64)
-    copies = _mark_copies(
+    parts = -(-len(packets) // PART_ROWS)
+    counts = np.zeros(parts, np.int64)
+    named = np.empty((parts, NAMED_FRAMES), np.int64)
+    _mark_copies(
         packets.ts_ns, packets.status, packets.ip_version, packets.src_id, packets.dst_id,
         packets.src_port, packets.dst_port, packets.tcp_seq, packets.tcp_ack, packets.tcp_flags,
         packets.tcp_window, packets.tcp_payload_len16, packets.ts_val, packets.ip_id,
-        packets.tcp_checksum, buckets, 64 - bits, COPY_WINDOW_NS, named,
+        packets.tcp_checksum, COPY_WINDOW_NS, counts, named,
     )  # fmt: skip
+    copies = int(counts.sum())
     if copies == 0:
         return None
+    first = [r for p in range(parts) for r in named[p, : min(counts[p], NAMED_FRAMES)].tolist()]
     tcp = int(np.count_nonzero((packets.status & np.uint8(_TCP_MASK)) == _PARSED))  # and copies
-    return copies_warning(copies, tcp, (named[: min(copies, NAMED_FRAMES)] + 1).tolist())
+    return copies_warning(copies, tcp, [r + 1 for r in first[:NAMED_FRAMES]])
 
 
 def copies_warning(copies: int, tcp_packets: int, frames: list[int]) -> str:

@@ -11,6 +11,7 @@ import numba
 import numpy as np
 
 from tcplens.capture.addresses import U64, find_address
+from tcplens.capture.clock import is_step
 from tcplens.capture.compiled import (
     WORKERS,
     byte,
@@ -148,7 +149,7 @@ def decode_packets(
     src_port: U16, dst_port: U16, tcp_seq: U32, tcp_ack: U32, tcp_flags: U16,
     tcp_window: U16, tcp_hdr_len: U8, tcp_payload_len16: U16, tcp_options: U8,
     ts_val: U32, ts_ecr: U32, ip_id: U16, tcp_checksum: U16, ts_bounds: I64,
-    dns_count: I64, dns_row: I64, dns_payload: I64, dns_end: I64,
+    steps: I64, before_ns: int, dns_count: I64, dns_row: I64, dns_payload: I64, dns_end: I64,
     address_slots: I64, address_keys: U64, miss_count: I64, miss_row: I64, miss_key: U64,
     hs_fill: int, hs_row: U32, hs_mss: I32, hs_wscale: I8, hs_sack_perm: B,
     block_fill: int, block_row: U32, block_left: U32, block_right: U32,
@@ -174,7 +175,10 @@ def decode_packets(
     DNS pass: their rows ``dns_row[p]``, where their payload starts and their frame ends
     (``dns_payload[p]``, ``dns_end[p]``, buffer offsets). ``ts_bounds[p]``:
     the earliest and latest timestamp of part ``p`` (the capture's first and last packet times
-    without another pass over ``ts_ns``).
+    without another pass over ``ts_ns``). The clock's steps (``clock.is_step``) between a row
+    and the one before it (for row 0, a row of time ``before_ns`` if ``first_row`` > 0), per
+    part: ``steps[p, 1]`` 1 if at the part's first row, else 0, ``steps[p, 0]`` how many at
+    its other rows, which (table rows) are ``steps[p, 2:]`` (``clock.steps_of_parts``).
     Addresses found in the ``addresses`` table get their id; the others are noted per part
     (``miss_*``, see ``addresses.resolve_misses``) and get their id after this call.
 
@@ -215,6 +219,8 @@ def decode_packets(
             dns = 0
             earliest = 0x7FFFFFFFFFFFFFFF
             latest = -0x7FFFFFFFFFFFFFFF - 1
+            stepped = 0
+            before = 0  # the previous row's time
             for i in range(lo, part_first[p + 1]):
                 u = np.uint64(i)  # an unsigned index: no negative-index wraparound on each store
                 if record_header:
@@ -234,6 +240,10 @@ def decode_packets(
                     link_type[u] = link
                 earliest = min(earliest, ts)
                 latest = max(latest, ts)
+                if i > lo and is_step(ts - before):
+                    steps[p, 2 + stepped] = first_row + i
+                    stepped += 1
+                before = ts
                 # the columns come zero-filled (fresh anonymous memory, each row decoded once): only
                 # what the packet has is written
                 common = False
@@ -325,6 +335,12 @@ def decode_packets(
             undecoded_n[p] = kinds
             ts_bounds[p, 0] = earliest
             ts_bounds[p, 1] = latest
+            steps[p, 0] = stepped
+    for q in range(parts):  # each part's first row, against the row before it
+        lo = part_first[q]
+        before = ts_ns[lo - 1] if lo > 0 else before_ns
+        first = lo < part_first[q + 1] and (lo > 0 or first_row > 0)  # a row, after another
+        steps[q, 1] = 1 if first and is_step(ts_ns[lo] - before) else 0
     hs_next = hs_fill
     block_next = block_fill
     long_next = long_fill

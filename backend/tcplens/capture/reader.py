@@ -16,7 +16,7 @@ import numpy as np
 
 from tcplens.capture.addresses import AddressBook, resolve_misses
 from tcplens.capture.buffers import MAX_HELD, CaptureBuffer, MappedBuffer
-from tcplens.capture.clock import clock_steps, clock_warning
+from tcplens.capture.clock import clock_warning, steps_of_parts
 from tcplens.capture.columns import (
     DecodeScratch,
     TableColumns,
@@ -140,6 +140,8 @@ class _Reading:
         self.dns = DnsCollector()
         self.undecoded = UndecodedCount()
         self.addresses = AddressBook()
+        self.clock_steps: list[int] = []  # the rows where the clock steps (``clock``)
+        self.last_ts = 0  # the time of the last row decoded
         self.final: TableColumns | None = None
         self.pieces: list[TableColumns] = []
         self.pcap = isinstance(walker, PcapWalker)  # one link type: no per-packet link columns
@@ -301,9 +303,10 @@ class _Reading:
             first, last, offsets = chunk.first, chunk.last, chunk.offsets
             c = {name: column[first:last] for name, column in columns.dense.items()}
             k = chunk.part_first.shape[0] - 1
-            misses, miss_row, miss_key, ts_bounds, dns_count, dns, undecoded, undecoded_n = (
-                scratch.parts(k)
-            )
+            (
+                misses, miss_row, miss_key, ts_bounds, steps, dns_count, dns, undecoded,
+                undecoded_n,
+            ) = scratch.parts(k)  # fmt: skip
             if isinstance(index, PcapngWalk):
                 walked = index.fill(buffer.buf, chunk, c["ts_ns"], c["interface"], lengths)
             else:
@@ -321,7 +324,8 @@ class _Reading:
                 c["src_port"],
                 c["dst_port"], c["tcp_seq"], c["tcp_ack"], c["tcp_flags"], c["tcp_window"],
                 c["tcp_hdr_len"], c["tcp_payload_len16"], c["tcp_options"], c["ts_val"],
-                c["ts_ecr"], c["ip_id"], c["tcp_checksum"], ts_bounds, dns_count, dns[0], dns[1], dns[2], book.slots, book.keys,
+                c["ts_ecr"], c["ip_id"], c["tcp_checksum"], ts_bounds, steps, self.last_ts,
+                dns_count, dns[0], dns[1], dns[2], book.slots, book.keys,
                 misses, miss_row,
                 miss_key, handshake.fill, h["handshake_rows"], h["handshake_mss"],
                 h["handshake_wscale"], h["handshake_sack_perm"], blocks.fill, b["sack_block_row"],
@@ -330,6 +334,9 @@ class _Reading:
                 t["tunnel_rows"], t["tunnel_layers"], undecoded, undecoded_n,
             )  # fmt: skip
             self.undecoded.add(undecoded, undecoded_n)
+            self.clock_steps += steps_of_parts(chunk.part_first, steps, self.rows + first)
+            if last > first:
+                self.last_ts = int(c["ts_ns"][last - first - 1])
             earliest, latest = int(ts_bounds[:, 0].min()), int(ts_bounds[:, 1].max())
             if self.rows + first == 0:
                 self.earliest, self.latest = earliest, latest
@@ -384,7 +391,7 @@ class _Reading:
             link = int(self.walker.if_link[0])
             columns["interface"] = np.broadcast_to(np.uint16(0), (self.rows,))
             columns["link_type"] = np.broadcast_to(np.uint16(link), (self.rows,))
-        columns["clock_step_rows"] = clock_steps(columns["ts_ns"])
+        columns["clock_step_rows"] = np.array(self.clock_steps, np.uint32)
         return PacketTable(**columns, addresses=self.addresses.table())
 
 

@@ -9,7 +9,7 @@ import struct
 import numpy as np
 
 from tcplens.capture import read_capture
-from tcplens.capture.copies import COPY_WINDOW_NS
+from tcplens.capture.copies import COPY_WINDOW_NS, PART_ROWS
 from tcplens.capture.table import ACK, COPY, PSH, SYN, Capture
 from tcplens.tcp.analyze import analyze_tcp
 from tcplens.tcp.model import EVENT_NAMES
@@ -150,3 +150,31 @@ def test_ipv6_copies_are_told_by_the_tcp_checksum() -> None:
     copied = _read([(0, syn(0x1111)), (3 * MS, syn(0x1111)), (6 * MS, syn(0x2222))])
     assert ((copied.packets.status & COPY) != 0).tolist() == [False, True, False]
     assert _events(copied) == {3: ["retransmission"]}
+
+
+def test_copies_are_found_across_the_parts_marked_on_each_core() -> None:
+    """The rows are marked in parts of PART_ROWS, each with its own table of recent packets
+    seeded with the rows before it: an original before a part's first row is found as one
+    inside it, and a row before the part is not marked twice."""
+    n = PART_ROWS + 200
+    base = bytearray(ethernet(_up(1, 0, 0, SYN)))
+    frames = []
+    for i in range(n):  # each its own sequence number and identification: no copies
+        frame = bytearray(base)
+        struct.pack_into("!H", frame, 14 + 4, 1 + i % 60_000)
+        struct.pack_into("!I", frame, 14 + 20 + 4, i)
+        frames.append(bytes(frame))
+    for copy, original in (
+        (101, 100),
+        (PART_ROWS, PART_ROWS - 1),
+        (PART_ROWS + 10, PART_ROWS - 100),
+    ):
+        frames[copy] = frames[original]
+    capture = _read([(10_000 * i, frame) for i, frame in enumerate(frames)])  # 10 µs apart
+    copies = np.flatnonzero((capture.packets.status & COPY) != 0)
+    assert copies.tolist() == [101, PART_ROWS, PART_ROWS + 10]
+    assert capture.info.warnings == (
+        f"3 TCP packets were captured twice (frames 102, {PART_ROWS + 1}, {PART_ROWS + 11}: "
+        "each the same bytes as a packet just before it, same IP identification and TCP "
+        "checksum); the copies are left out of the analysis.",
+    )

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tcplens.capture.clock import clock_steps
+from tcplens.capture.clock import is_step
 from tcplens.capture.table import ACK, LONG_LENGTH, OPTION_TIMESTAMPS, PARSED, SYN, PacketTable
 
 CLIENT = (bytes([0] * 10 + [0xFF, 0xFF, 10, 0, 0, 1]), 40000)
@@ -102,7 +102,9 @@ def table(segs: list[Seg]) -> PacketTable:
         long_payload=col([segs[i].length for i in long], np.uint32),
         tunnel_rows=np.zeros(0, np.uint32),
         tunnel_layers=np.zeros(0, np.uint16),
-        clock_step_rows=clock_steps(ts_ns),
+        clock_step_rows=np.array(
+            [i for i in range(1, len(ts_ns)) if is_step(int(ts_ns[i] - ts_ns[i - 1]))], np.uint32
+        ),
         addresses=np.frombuffer(b"".join(address_ids), np.uint8).reshape(-1, 16).copy(),
     )
 
