@@ -317,21 +317,7 @@ def flow_events(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
                     # tls-subjectaltname frames 251 and 259)
                     advances = not has_nxt or (end > nxt and (fl & 0x04) == 0)
                     if end > s and not probe:  # Karn: queued, or what it re-sends is ambiguous
-                        queue_sent(
-                            st,
-                            o,
-                            i,
-                            s,
-                            end,
-                            advances,
-                            has_nxt,
-                            nxt,
-                            st[v + MAXACK],
-                            t,
-                            st[v + LASTACKTIME],
-                            out_time,
-                            queue,
-                        )
+                        queue_sent(st, o, i, s, end, advances, has_nxt, nxt, st[v + MAXACK], queue)
                     nxt = advance_sequence(st, o, s, t, end, advances, probe, has_nxt, nxt)
 
                     if is_ack:  # RTT samples: the segments this ACK (or its first SACK block) times

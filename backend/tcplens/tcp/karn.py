@@ -51,8 +51,6 @@ ENTRY = 4
 SPAN = (1 << 28) - 1  # payload (< 2**16) plus one for SYN or FIN
 AMBIGUOUS = 1 << 28  # part of its sequence range was sent more than once: no RTT sample from it
 SACKED = 1 << 29  # a SACK block already timed it
-# a segment sent again sooner than this, the peer silent since, is the same packet captured twice
-DUPLICATE_COPY_NS = 1_000_000
 # sequence space right before it was never seen sent (it started beyond its sender's next
 # sequence number: Wireshark's "previous segment not captured")
 GAP_BEFORE = 1 << 30
@@ -102,13 +100,13 @@ def find_unmarked(queue, j, stop):  # type: ignore[no-untyped-def]  # pragma: no
 
 @inline_kernel
 def queue_sent(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    st, o, i, s, end, advances, has_nxt, nxt, acked, t, peer_t, out_time, queue
+    st, o, i, s, end, advances, has_nxt, nxt, acked, queue
 ):
-    """Segment ``i`` (``s .. end``, time ``t``) of the direction with state row ``o`` was sent:
-    queued if it advances the sequence number, else every queued segment it overlaps becomes
-    ambiguous, and so does the segment after a hole it re-sends into (``acked``: the peer's
-    highest ACK), unless it is a copy of a queued segment (``peer_t``: the peer's last packet's
-    time, ``out_time``: each row's)."""
+    """Segment ``i`` (``s .. end``) of the direction with state row ``o`` was sent: queued if it
+    advances the sequence number, else every queued segment it overlaps becomes ambiguous, and
+    so does the segment after a hole it re-sends into (``acked``: the peer's highest ACK). (A
+    packet captured twice is no send: ``capture.copies`` marks the copy, which the walk
+    skips.)"""
     q_end = st[o + Q_END]
     if advances:
         # new data (maybe partly resent: then ambiguous itself): queue it for Karn's rule
@@ -124,21 +122,6 @@ def queue_sent(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         st[o + Q_END] = q_end + 1
         return
     j = first_end_above(queue, st[o + Q_HEAD], q_end, s)
-    # the same segment again within DUPLICATE_COPY_NS, the peer silent since: the packet
-    # captured twice (two interfaces, a span port: nDPI's 1kxun has every client packet twice,
-    # 41 us apart), not a transmission. No TCP resends that fast without a word from the peer:
-    # Linux's tail loss probe waits 2 SRTT + 2 ms at least (tcp_schedule_loss_probe), its RTO
-    # 200 ms (TCP_RTO_MIN); a fast retransmission waits for duplicate ACKs
-    if j < q_end:
-        u = np.uint64(j)
-        row = np.uint64(queue[u, ROW])
-        if (
-            queue[u, END] == end
-            and end - (queue[u, WORD] & SPAN) == s
-            and t - out_time[row] < DUPLICATE_COPY_NS
-            and peer_t <= out_time[row]
-        ):
-            return
     # sent again: every queued segment it overlaps is now ambiguous (Karn)
     # and where it re-sends bytes never seen sent (its first or last byte unacknowledged in a
     # hole of the capture), the segment after the hole: an ACK that covers it covers the hole,
