@@ -167,13 +167,15 @@ class _SnaplenCuts:
         if not (packets.status & TRUNCATED).any():  # the usual capture: one pass, no gather
             return _SnaplenCuts(count, kept)
         at = np.flatnonzero(packets.status[layout.rows] & TRUNCATED)
-        flow = (np.searchsorted(layout.offsets, at, side="right") - 1) // 2
-        row = layout.rows[at].astype(np.int64)
+        # (Segments rows are flow-major: each flow's cut packets are one run of ``at``)
+        starts = np.searchsorted(at, layout.offsets[::2])
+        row = layout.rows[at]
         caplen = packets.caplen16[row].astype(np.int64)
         long = caplen == LONG_LENGTH  # (a jumbo frame cut: its length is in the long entries)
         caplen[long] = packets.long_caplen[np.searchsorted(packets.long_rows, row[long])]
-        np.add.at(count, flow, 1)
-        np.maximum.at(kept, flow, caplen)
+        count = np.diff(starts)
+        some = np.flatnonzero(count)
+        kept[some] = np.maximum.reduceat(caplen, starts[some])
         return _SnaplenCuts(count, kept)
 
 
