@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from tcplens.capture.table import Capture
 from tcplens.diagnosis.context import Context
@@ -72,7 +73,8 @@ def diagnose(capture: Capture, analysis: TcpAnalysis) -> Diagnosis:
     # "Already efficient" is only worth saying when nothing worse was found.
     if any(f.severity in ("high", "medium") for f in findings):
         findings = [f for f in findings if f.code != round_trip_bound.CODE]
-    findings = [_per_flow(f, ctx, _confidence(f, ctx, capture, analysis)) for f in findings]
+    gaps = _Gaps.of(analysis)
+    findings = [_per_flow(f, ctx, _confidence(f, ctx, capture, analysis, gaps)) for f in findings]
     findings = predict(ctx, findings)  # what each fix buys
     return Diagnosis(tuple(_consistent(importance_order(findings))), verdicts)
 
@@ -85,8 +87,30 @@ CONTRADICTING = {
 }
 
 
+@dataclass(frozen=True)
+class _Gaps:
+    """Per flow: segments the capture missed (Wireshark's ``lost_segment``: a gap in the sequence
+    numbers) and segments captured before the one before them in their direction (the first of
+    each direction not compared). Counted once per diagnosis from the few marked segments."""
+
+    missing: npt.NDArray[np.int64]
+    backwards: npt.NDArray[np.int64]
+
+    @staticmethod
+    def of(analysis: TcpAnalysis) -> _Gaps:
+        seg = analysis.segments
+        starts, stops = seg.offsets[:-1], seg.offsets[1:]  # 2 per flow: c2s, s2c
+        lost = np.flatnonzero(seg.events & LOST_SEGMENT)
+        missing = np.searchsorted(lost, stops) - np.searchsorted(lost, starts)
+        earlier = np.flatnonzero(seg.time_ns[1:] < seg.time_ns[:-1]) + 1
+        backwards = np.searchsorted(earlier, stops) - np.searchsorted(
+            earlier, np.minimum(starts + 1, stops)
+        )
+        return _Gaps(missing.reshape(-1, 2).sum(axis=1), backwards.reshape(-1, 2).sum(axis=1))
+
+
 def _confidence(
-    f: Finding, ctx: Context, capture: Capture, analysis: TcpAnalysis
+    f: Finding, ctx: Context, capture: Capture, analysis: TcpAnalysis, gaps: _Gaps
 ) -> dict[str, Any]:
     """What the capture could not see, for the flows a finding names (its confidence inputs):
     where the capture point sat (``tcp/vantage.py``), whether every handshake was captured
@@ -97,18 +121,7 @@ def _confidence(
     cut; their sizes come from the headers, their payload is not in the file) and the clock
     steps inside the flows (``capture.clock``: no time across one is counted)."""
     rows = np.asarray([fl - 1 for fl in f.flows if 0 < fl <= len(analysis.flows)], np.int64)
-    seg = analysis.segments
     vantage = sorted({VANTAGE_NAMES[v] for v in analysis.flows.vantage[rows].tolist()})
-    # (counted over the flows' segment ranges with running sums: a finding may name many flows)
-    lost = np.concatenate(([0], np.cumsum((seg.events & LOST_SEGMENT) != 0)))
-    missing = int((lost[seg.offsets[2 * rows + 2]] - lost[seg.offsets[2 * rows]]).sum())
-    earlier = np.zeros(seg.time_ns.size, np.bool_)  # a segment captured before the one before it
-    earlier[1:] = seg.time_ns[1:] < seg.time_ns[:-1]
-    went_back = np.concatenate(([0], np.cumsum(earlier)))
-    backwards = 0
-    for d in (0, 1):  # each direction's segments, the first of each not compared
-        a, b = seg.offsets[2 * rows + d], seg.offsets[2 * rows + d + 1]
-        backwards += int(np.where(b > a, went_back[b] - went_back[np.minimum(a + 1, b)], 0).sum())
     first = f.flows[0] if f.flows else None
     inferred = (
         ["window_scale"]
@@ -123,8 +136,8 @@ def _confidence(
         "capture_point": vantage[0] if len(vantage) == 1 else vantage,
         "handshake_captured": bool(rows.size) and bool((analysis.flows.syn_ns[rows] >= 0).all()),
         "inferred": inferred,
-        "packets_missing": missing,
-        "timestamps_backwards": backwards,
+        "packets_missing": int(gaps.missing[rows].sum()),
+        "timestamps_backwards": int(gaps.backwards[rows].sum()),
         "capture_truncated": capture.info.truncated,
         "snaplen": snaplen or None,
         "packets_cut": int(flows.packets_cut[rows].sum()),

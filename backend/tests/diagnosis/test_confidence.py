@@ -98,3 +98,21 @@ def test_a_clock_jump_inside_a_flow_is_a_confidence_input_and_no_time() -> None:
     assert abs(flow["duration_s"] - (flow_whole["duration_s"] - gap)) < 1e-6
     assert flow["timeline"]["idle_gaps_s"] == flow_whole["timeline"]["idle_gaps_s"] == []
     assert finding["time_lost_s"] <= _nagle_finding(whole)["time_lost_s"]
+
+
+def test_a_segment_the_capture_missed_and_a_time_that_went_back_are_counted_once_each() -> None:
+    """Record 18 (the server's 40-byte answer) left out: the server's next packet starts past
+    the sequence it expected (Wireshark's ``lost_segment``). Record 37 (a server ACK) stamped
+    10 µs before record 35, the server's packet before it: one timestamp backwards in its
+    direction (record 36 between them is the client's, not compared)."""
+    head, records = _nagle()
+    assert len(records[18][3]) > 54 + 40 - 1 and len(records[37][3]) == len(records[35][3])
+    *_, origlen, frame = records[37]
+    at_us = records[35][0] * 1_000_000 + records[35][1] - 10
+    records[37] = (at_us // 1_000_000, at_us % 1_000_000, origlen, frame)
+    report = _report(_pcap(head, records[:18] + records[19:], 262144))
+    confidence = _nagle_finding(report)["evidence"]["confidence"]
+    assert confidence["packets_missing"] == 1
+    assert confidence["timestamps_backwards"] == 1
+    whole = _nagle_finding(_report(_pcap(head, _nagle()[1], 262144)))["evidence"]["confidence"]
+    assert whole["packets_missing"] == whole["timestamps_backwards"] == 0
