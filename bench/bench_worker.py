@@ -120,9 +120,14 @@ def main() -> int:
             for path in FILES.values():
                 driver.analyse(path)
         runs: dict[tuple[str, str], list[dict[str, float]]] = {}
+        order = list(drivers.items())
         for _ in range(ROUNDS):
+            # Which tree goes first alternates round by round: a run's storing writes its
+            # series file through the page cache (525 MB at 5M), and the first 5M run of a round
+            # wrote it 2-8x slower than the second (system time; the same code in both trees).
+            order.reverse()
             for file, path in FILES.items():
-                for tree, driver in drivers.items():
+                for tree, driver in order:
                     runs.setdefault((tree, file), []).append(stage_seconds(driver.analyse(path)))
     finally:
         for driver in drivers.values():
