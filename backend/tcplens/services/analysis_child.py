@@ -45,18 +45,19 @@ def write_series(
     seg = analysis.segments
     first = capture.info.first_ts_ns
     origin_ns = first if first is not None else analysis.capture_start_ns
+    ack = seg.unwrapped_ack()
     columns: dict[str, Any] = {
         # Seconds from the capture's first packet, the origin of every *_s in the report.
         "time_s": (seg.time_ns - origin_ns) / 1e9,
         "frame": seg.frame,
         "seq": seg.unwrapped_seq(),  # (int64, as the graphs read them)
         "payload_len": seg.payload_len,
-        "ack": seg.unwrapped_ack(),
+        "ack": ack,
         "window": seg.window,
         "bytes_in_flight": seg.bytes_in_flight,
         "flags": seg.tcp_flags,  # (without the analysis' bits above them: model.TCP_FLAGS)
         "events": seg.events.astype(np.uint32),  # the series file's type (16 bits in memory)
-        **graph_columns(analysis),
+        **graph_columns(analysis, ack),
     }
     write_series_file(out_dir / "series.arrow", columns)
     offsets = seg.offsets
@@ -87,14 +88,17 @@ def write_series(
     return keys
 
 
-def graph_columns(analysis: TcpAnalysis) -> dict[str, npt.NDArray[Any]]:
+def graph_columns(
+    analysis: TcpAnalysis, unwrapped_ack: npt.NDArray[np.int64] | None = None
+) -> dict[str, npt.NDArray[Any]]:
     """Per-segment columns only the graphs draw: the SACK blocks of each packet in the order sent
     (RFC 2018: the first holds the most recently received data) as ``sack_left_k``/``sack_right_k``,
     -1 where a packet has fewer, and the RTT sample each packet completes (it acknowledges or
     echoes data of the other direction), NaN / -1 where none.
 
     Block columns exist only up to the most blocks any packet carried (none without SACK): eight
-    int64 columns would otherwise add 64 bytes to every row of every capture's series."""
+    int64 columns would otherwise add 64 bytes to every row of every capture's series.
+    ``unwrapped_ack``: the segments' ``unwrapped_ack()``, if the caller has it already."""
     seg = analysis.segments
     n = len(seg)
     sack_count = seg.sack_count  # (made on demand from the flags)
@@ -105,11 +109,12 @@ def graph_columns(analysis: TcpAnalysis) -> dict[str, npt.NDArray[Any]]:
         rows = seg.sack_rows()
         first = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]) if rows.size else rows
         nth = np.arange(rows.size) - np.repeat(first, np.diff(np.r_[first, rows.size]))
-        edges = seg.sack_edges()
+        edges = seg.sack_edges(unwrapped_ack)
     for k in range(blocks):
+        kth = nth == k
         for edge, values in zip(("left", "right"), edges, strict=True):
             column = np.full(n, -1, dtype=np.int64)
-            column[rows[nth == k]] = values[nth == k]
+            column[rows[kth]] = values[kth]
             sack[f"sack_{edge}_{k}"] = column
     rtt_s = np.full(n, np.nan)
     rtt_kind = np.full(n, -1, dtype=np.int8)

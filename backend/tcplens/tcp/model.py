@@ -357,10 +357,13 @@ class Segments:
         """Right edge of every SACK block, as :attr:`sack_left_from_ack`."""
         return self._sack_from_ack()[1]
 
-    def sack_edges(self) -> tuple[I64, I64]:
+    def sack_edges(self, unwrapped_ack: I64 | None = None) -> tuple[I64, I64]:
         """Left and right edges of every SACK block, relative to the other direction's ISN
-        like ``ack`` (rows as :meth:`sack_rows`)."""
-        ack = self.unwrapped_ack()[self.sack_rows()]
+        like ``ack`` (rows as :meth:`sack_rows`); ``unwrapped_ack``: :meth:`unwrapped_ack`,
+        if the caller has it already (a pass over every row)."""
+        if unwrapped_ack is None:
+            unwrapped_ack = self.unwrapped_ack()
+        ack = unwrapped_ack[self.sack_rows()]
         left_from_ack, right_from_ack = self._sack_from_ack()
         left: I64 = ack + left_from_ack
         right: I64 = ack + right_from_ack
