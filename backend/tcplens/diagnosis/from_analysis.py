@@ -157,6 +157,10 @@ class LabelledConnections(Mapping[int, Connection]):
             )
         return self._built[flow]
 
+    def __contains__(self, flow: object) -> bool:
+        # (Mapping's own would build the connection to find out)
+        return flow in self._rows
+
     def __iter__(self) -> Iterator[int]:
         return iter(self._rows)
 
