@@ -164,13 +164,9 @@ def build_segments(
         sack_permitted=sack_perm[:, 0] & sack_perm[:, 1],
     )
     first_row = np.ascontiguousarray(seg.offsets[0:-1:2])
-    zw_rows = _offsets(n_zw)
-    idle_rows = _offsets(n_idle)
-    before, after = _compact2(idle[:, 0], idle[:, 1], first_row, idle_rows)
-    columns = [np.empty(int(zw_rows[-1]), np.int32) for _ in range(3)]
-    for j in range(3):  # contiguous int32, like the idle gaps': one compiled _compact for both
-        _compact(np.ascontiguousarray(zw[:, j]), first_row, zw_rows, columns[j])
-    spans = np.stack(columns, axis=1)
+    spans = _compact(zw, first_row, _offsets(n_zw))
+    gaps = _compact(idle, first_row, _offsets(n_idle))
+    before, after = gaps[:, 0].copy(), gaps[:, 1].copy()
     facts = FlowFacts(
         first_ns=first_ns,
         last_ns=last_ns,
@@ -199,18 +195,19 @@ def _offsets(counts: I64) -> I64:
     return out
 
 
-def _compact2(a: I32, b: I32, base: I64, offsets: I64) -> tuple[I32, I32]:
-    """Rows ``base[f] : base[f] + count`` of each flow's region, flows one after the other."""
-    out_a = np.empty(int(offsets[-1]), a.dtype)
-    out_b = np.empty(int(offsets[-1]), b.dtype)
-    _compact(np.ascontiguousarray(a), base, offsets, out_a)
-    _compact(np.ascontiguousarray(b), base, offsets, out_b)
-    return out_a, out_b
+def _compact(regions: I32, base: I64, offsets: I64) -> I32:
+    """Each flow's rows of a per-flow region output (``regions``: one row per packet, the rows
+    of flow ``f`` from ``base[f]``, ``offsets[f + 1] - offsets[f]`` of them), flows one after the
+    other. Reads only the rows written: the rest of ``regions`` was never touched (see
+    :func:`build_segments`), and copying whole columns would fault its pages in."""
+    out = np.empty((int(offsets[-1]), regions.shape[1]), regions.dtype)
+    _gather_regions(regions, base, offsets, out)
+    return out
 
 
 @kernel
-def _compact(region, base, offsets, out):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _gather_regions(regions, base, offsets, out):  # type: ignore[no-untyped-def]  # pragma: no cover
     for f in range(base.shape[0]):
         start = base[f]
         for j in range(offsets[f + 1] - offsets[f]):
-            out[offsets[f] + j] = region[start + j]
+            out[offsets[f] + j, :] = regions[start + j, :]
