@@ -22,6 +22,7 @@ from tcplens.tcp.model import (
     RESENT_FLAG,
     RTT_DATA_ACK,
     RTT_TIMESTAMP,
+    ClockSteps,
     TcpAnalysis,
 )
 
@@ -97,6 +98,7 @@ class KernelColumns:
         # (RESENT_FLAG of Segments.flags: the one retransmission definition tcplens shows, the
         # flow JSON's and the graphs', tcp.resent)
         self.gather_codes = np.array([ACK, RTT_DATA_ACK, RTT_TIMESTAMP, RESENT_FLAG], np.int64)
+        self.clock_steps = analysis.clock_steps
 
 
 def labelled_time(
@@ -136,7 +138,57 @@ def _label(
         cols.rtt_bounds, cols.zw, cols.zw_order, cols.zw_bounds, cols.flows, cols.gather_codes,
         merge,
     )  # fmt: skip
-    return Intervals(flow, t0, t1, factor, frame0, frame1, stall), seconds, counts
+    labelled = Intervals(flow, t0, t1, factor, frame0, frame1, stall)
+    return _without_clock_steps(
+        labelled, seconds, counts, cols.flows[0][rows], cols.clock_steps, origin
+    )
+
+
+def _without_clock_steps(
+    spans: Intervals, seconds: F64, counts: I64, flows: I64, steps: ClockSteps, origin: int
+) -> tuple[Intervals, F64, I64]:
+    """The labelled intervals with the time across the capture's clock steps taken out, as
+    ``Flows.duration_ns`` takes it out (``capture.clock``: spliced files, a clock stepped while
+    capturing): an interval whose frames enclose a step is cut in two there, at the packets
+    before and after it, so no factor is given the hours a splice moved the clock. The pieces
+    keep the interval's frames; ``seconds`` and ``counts`` (per connection of ``flows`` and
+    factor) follow. The labelling kernels themselves see the capture's times."""
+    if steps.frames.size == 0 or spans.t0.size == 0:
+        return spans, seconds, counts
+    lo = np.searchsorted(steps.frames, spans.frame0, side="right")
+    hi = np.searchsorted(steps.frames, spans.frame1, side="right")
+    cut = hi - lo  # steps after the interval's first frame, up to its last
+    if not cut.any():
+        return spans, seconds, counts
+    pieces = cut + 1
+    of = np.repeat(np.arange(spans.t0.size), pieces)
+    k = np.arange(of.size) - np.repeat(np.cumsum(pieces) - pieces, pieces)  # piece within
+    first, last = k == 0, k == cut[of]
+    at_s = (steps.at_ns - origin) / 1e9  # the packet after each step
+    before_s = at_s - steps.moved_ns / 1e9  # the packet before it
+    top = steps.frames.size - 1
+    t0 = np.where(first, spans.t0[of], at_s[np.minimum(lo[of] + k - 1, top)])
+    t1 = np.where(last, spans.t1[of], before_s[np.minimum(lo[of] + k, top)])
+    # (a piece the clock ran backwards through, or none at all between two steps, is dropped)
+    keep = (cut[of] == 0) | (t1 > t0)
+    of, t0, t1 = of[keep], t0[keep], t1[keep]
+    whole = spans.t1[of] - spans.t0[of]
+    stall = np.where(spans.stall_s[of] == whole, t1 - t0, np.minimum(spans.stall_s[of], t1 - t0))
+    out = Intervals(
+        spans.flow[of], t0, t1, spans.factor[of], spans.frame0[of], spans.frame1[of], stall
+    )
+    labelled = np.flatnonzero((cut > 0) & (spans.factor >= 0))
+    if labelled.size and seconds.size:
+        n = spans.t0.size
+        change = np.bincount(of, weights=t1 - t0, minlength=n) - spans.duration
+        more = np.bincount(of, minlength=n) - 1  # pieces kept, less the interval itself
+        at = np.searchsorted(flows, spans.flow[labelled])
+        factor = spans.factor[labelled].astype(np.int64)
+        seconds = seconds.copy()
+        counts = counts.copy()
+        np.add.at(seconds, (at, factor), change[labelled])
+        np.add.at(counts, (at, factor), more[labelled])
+    return out, seconds, counts
 
 
 class LabelledConnections(Mapping[int, Connection]):

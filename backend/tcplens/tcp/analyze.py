@@ -19,11 +19,7 @@ from tcplens.capture.table import (
 from tcplens.tcp.compiled import empty
 from tcplens.tcp.flows import FlowAssignment, assign_flows
 from tcplens.tcp.grouping import FlowLayout
-from tcplens.tcp.model import (
-    Flows,
-    Segments,
-    TcpAnalysis,
-)
+from tcplens.tcp.model import ClockSteps, Flows, Segments, TcpAnalysis
 from tcplens.tcp.path_rtt import PathRtt
 from tcplens.tcp.rtt import rtt_samples
 from tcplens.tcp.segments import FlowFacts, Handshake, build_segments
@@ -74,7 +70,7 @@ def _analyze(
     fa = assign_flows(packets, scratch)
     ends = _Endpoints.of(packets, fa)
     cut = _SnaplenCuts.of(packets, fa.layout)
-    steps = _ClockSteps.of(packets)
+    steps = _clock_steps(packets)
     echoes = timestamp_echoes(packets, fa.layout)
     done(DONE_AFTER_FLOWS)
     work = scratch[: fa.n_packets]
@@ -102,6 +98,7 @@ def _analyze(
         rtt=rtt,
         zero_windows=zero,
         idle_gaps=gaps,
+        clock_steps=steps,
     )
 
 
@@ -179,27 +176,10 @@ class _SnaplenCuts:
         return _SnaplenCuts(count, kept)
 
 
-@dataclass(frozen=True)
-class _ClockSteps:
-    """The capture's clock steps (``capture.clock``): their frames and how far each moved the
-    clock (ns, negative: back), running sums from the first (``moved[k]``: the first k)."""
-
-    frames: I64
-    moved: I64
-
-    @staticmethod
-    def of(packets: PacketTable) -> _ClockSteps:
-        rows = packets.clock_step_rows.astype(np.int64)
-        moved = np.zeros(rows.shape[0] + 1, np.int64)
-        np.cumsum(packets.ts_ns[rows] - packets.ts_ns[rows - 1], out=moved[1:])
-        return _ClockSteps(rows + 1, moved)
-
-    def inside(self, first_frame: I64, last_frame: I64) -> tuple[I64, I64]:
-        """Per span of frames, the steps after its first frame up to its last, and the time
-        they moved the clock."""
-        lo = np.searchsorted(self.frames, first_frame, side="right")
-        hi = np.searchsorted(self.frames, last_frame, side="right")
-        return hi - lo, self.moved[hi] - self.moved[lo]
+def _clock_steps(packets: PacketTable) -> ClockSteps:
+    rows = packets.clock_step_rows.astype(np.int64)
+    at = packets.ts_ns[rows]
+    return ClockSteps(rows + 1, at, at - packets.ts_ns[rows - 1])
 
 
 @dataclass(frozen=True)
@@ -237,7 +217,7 @@ def _flows(
     times: _HandshakeTimes,
     path: PathRtt,
     cut: _SnaplenCuts,
-    steps: _ClockSteps,
+    steps: ClockSteps,
 ) -> Flows:
     n = fa.n_flows
     per_dir = np.diff(seg.offsets)
@@ -296,7 +276,7 @@ def _flows(
 
 
 def _durations(
-    seg: Segments, facts: FlowFacts, first_frame: I64, steps: _ClockSteps
+    seg: Segments, facts: FlowFacts, first_frame: I64, steps: ClockSteps
 ) -> tuple[I64, I64]:
     """Per flow: the clock steps inside it and its duration
     without them (``Flows.duration_ns``). A flow without a step keeps ``end - start``; one with

@@ -518,6 +518,25 @@ IDLE_GAP_RTTS = 2.0
 
 
 @dataclass(frozen=True)
+class ClockSteps:
+    """The capture's clock steps (``capture.clock``), in capture order: the frame of the packet
+    after each step, its time, and how far the step moved the clock from the packet before it
+    (ns, negative: back). The time across a step is unknown: no duration counts it."""
+
+    frames: I64
+    at_ns: I64
+    moved_ns: I64
+
+    def inside(self, first_frame: I64, last_frame: I64) -> tuple[I64, I64]:
+        """Per span of frames, the steps after its first frame up to its last, and the time
+        they moved the clock."""
+        moved = np.concatenate(([0], np.cumsum(self.moved_ns)))
+        lo = np.searchsorted(self.frames, first_frame, side="right")
+        hi = np.searchsorted(self.frames, last_frame, side="right")
+        return hi - lo, moved[hi] - moved[lo]
+
+
+@dataclass(frozen=True)
 class TcpAnalysis:
     """Everything the TCP analysis derives from one capture's packet table."""
 
@@ -527,3 +546,4 @@ class TcpAnalysis:
     rtt: RttSamples
     zero_windows: ZeroWindowSpans
     idle_gaps: IdleGaps
+    clock_steps: ClockSteps

@@ -8,6 +8,8 @@ import io
 import struct
 from typing import Any
 
+import pytest
+
 from tcplens.capture import read_capture
 from tcplens.report import analyse_capture
 from tests.capture.shared_captures import LAB, require
@@ -116,3 +118,24 @@ def test_a_segment_the_capture_missed_and_a_time_that_went_back_are_counted_once
     assert confidence["timestamps_backwards"] == 1
     whole = _nagle_finding(_report(_pcap(head, _nagle()[1], 262144)))["evidence"]["confidence"]
     assert whole["packets_missing"] == whole["timestamps_backwards"] == 0
+
+
+def test_no_factor_is_given_the_time_a_clock_jump_moved() -> None:
+    """Spliced 2 hours apart at a third of the records, where the client waits for the
+    server's answer: the labelling saw one wait of 2 hours there and called it the server's
+    application delay (7200 s in a flow of 1.6 s). The time across the jump is none: the flow
+    keeps the whole capture's verdict and no finding counts more time than the flow lasted."""
+    head, records = _nagle()
+    whole = _report(_pcap(head, records, 262144))
+    at = len(records) // 3
+    spliced = records[:at] + [(s + HOUR_S, u, o, f) for s, u, o, f in records[at:]]
+    report = _report(_pcap(head, spliced, 262144))
+    [flow], [flow_whole] = report["flows"], whole["flows"]
+    assert flow["limiting_factor"] == flow_whole["limiting_factor"] == "nagle_delayed_ack"
+    assert flow["factor_shares"]["nagle_delayed_ack"] == pytest.approx(
+        flow_whole["factor_shares"]["nagle_delayed_ack"], abs=0.02
+    )
+    codes = [f["code"] for f in report["findings"]]
+    assert codes[0] == "nagle-delayed-ack"
+    assert "application-delay" not in codes
+    assert all(f["time_lost_s"] <= flow["duration_s"] for f in report["findings"])
