@@ -160,9 +160,9 @@ class _SnaplenCuts:
         # (read before the flow assignment's columns are released; the layout's rows are the
         # TCP packets, copies and non-TCP packets left out)
         n_flows = layout.n_flows
-        count, kept = np.zeros(n_flows, np.int64), np.zeros(n_flows, np.int64)
+        kept = np.zeros(n_flows, np.int64)
         if not (packets.status & TRUNCATED).any():  # the usual capture: one pass, no gather
-            return _SnaplenCuts(count, kept)
+            return _SnaplenCuts(np.zeros(n_flows, np.int64), kept)
         at = np.flatnonzero(packets.status[layout.rows] & TRUNCATED)
         # (Segments rows are flow-major: each flow's cut packets are one run of ``at``)
         starts = np.searchsorted(at, layout.offsets[::2])
