@@ -262,15 +262,15 @@ def infer_window_scale(t, seq_end, ack_t, ack, raw, lag):  # type: ignore[no-unt
         positive |= raw[j] > 0
     if not positive or t.size == 0 or lag <= 0.0:
         return np.int64(-1)
-    jitter = max(0.0005, 0.2 * lag)
     for shift in range(15):
         j = 0
         edge = np.int64(-1)
         fits = True
         for i in range(t.size):
-            while j < m and ack_t[j] <= t[i] - lag + jitter:
-                edge = max(edge, ack[j] + (raw[j] << shift))
-                j += 1
+            received, _ = _just_received(ack_t, j, t[i], lag)
+            for k in range(j, received):
+                edge = max(edge, ack[k] + (raw[k] << shift))
+            j = received
             # (one byte beyond: a zero-window probe, RFC 9293 §3.8.6.1)
             if edge >= 0 and seq_end[i] > edge + 1:
                 fits = False
@@ -284,24 +284,35 @@ def infer_window_scale(t, seq_end, ack_t, ack, raw, lag):  # type: ignore[no-unt
     return np.int64(-1)
 
 
+@numba.njit(cache=True, inline="always")
+def _just_received(ack_t, j, t, lag):  # type: ignore[no-untyped-def]
+    """The ACKs the sender had just received when it sent the segment seen at ``t``: those seen
+    ``lag`` before it (capture point -> sender -> capture point, as the labelling places the
+    sender's view), give or take 20 % of it for jitter. Returns how many it had received (those
+    seen up to ``lag`` less the allowance before ``t``; counted on from ``j``, an earlier
+    segment's answer) and the time before which an ACK was no longer fresh (``lag`` plus the
+    allowance before ``t``)."""
+    jitter = max(0.0005, 0.2 * lag)
+    while j < ack_t.size and ack_t[j] <= t - lag + jitter:
+        j += 1
+    return j, t - lag - jitter
+
+
 @numba.njit(cache=True)
 def _edge_hits(t, seq_end, ack_t, ack, raw, lag, shift):  # type: ignore[no-untyped-def]
     """How many segments end exactly at the right edge (ack + (window << shift), a window above
-    zero) of an ACK the sender had just received: the latest seen ``lag`` before the segment
-    (with the 20 % jitter allowance), or one within that allowance of it."""
-    m = ack_t.size
-    jitter = max(0.0005, 0.2 * lag)
+    zero) of an ACK the sender had just received (``_just_received``): one seen within the
+    allowance of ``lag`` before the segment, or the latest before those."""
     hits = 0
     j = 0
     for i in range(t.size):
-        while j < m and ack_t[j] <= t[i] - lag + jitter:
-            j += 1
+        j, older = _just_received(ack_t, j, t[i], lag)
         k = j - 1
         while k >= 0:
             if raw[k] > 0 and seq_end[i] == ack[k] + (raw[k] << shift):
                 hits += 1
                 break
-            if ack_t[k] < t[i] - lag - jitter:
+            if ack_t[k] < older:
                 break
             k -= 1
     return hits
