@@ -22,7 +22,7 @@ import numpy as np
 
 from tcplens.diagnosis.factors import FACTOR_INDEX
 from tcplens.diagnosis.nagle import _may_be_nagle, _nagle_at
-from tcplens.diagnosis.rtt_estimate import _rtt_at, _rtt_part
+from tcplens.diagnosis.rtt_estimate import _add_rtt_part, _rtt_at, _rtt_part
 from tcplens.diagnosis.search import (
     _is_sorted,
     search_ascending,
@@ -237,6 +237,12 @@ def label_transfer(  # type: ignore[no-untyped-def]
     rtt_now = _rtt_at(t0, t_sorted, rtt_part, echo_part, lag, base_rtt)
     base = min(base_rtt, rtt_now.min())
     inflated = base + max(QUEUE_INFLATION_FLOOR_S, QUEUE_INFLATION * base)
+    # The round trip from the capture point through the sender when it resumed, as the
+    # timestamps it echoed measured it (``lag`` where they say nothing): a queue between the
+    # capture point and the sender (the bottleneck's, at a capture near the receiver) makes it
+    # longer than the handshake's, and the sender learnt of each ACK that much later.
+    lag_now = np.zeros(k)
+    _add_rtt_part(lag_now, t1, t_sorted, echo_part, lag)
     # A drop while the bottleneck's queue was full is TCP finding the path's limit: look at the
     # queue a round trip before the retransmission (Karn's rule leaves no samples during it).
     # The queue depends only on the latest retransmission: one estimate per retransmission.
@@ -300,6 +306,20 @@ def label_transfer(  # type: ignore[no-untyped-def]
         # 3. window-blocked
         a = at_resume[i]
         edge_v = _at(edge_cum, a, BIG)
+        late = lag_now[i]
+        if edge_v - high[i] >= seg and gap > pause_gap and late > lag + jitter:
+            # The timestamps say the sender's view lagged more than the handshake's round trip
+            # (a queue stood between the capture point and it): the ACKs that freed the window
+            # at the capture point had not reached it yet. A sender the window held waits for
+            # them with data queued (Linux's tcp_write_xmit stops at the window's edge and sends
+            # when an ACK moves it): ask what it knew at the round trip it had then.
+            key = (t1[i] - late) - max(0.0005, 0.2 * late)
+            a_late = a
+            while a_late >= 0 and ack_t[a_late] > key:
+                a_late -= 1
+            if _at(edge_cum, a_late, BIG) - high[i] < seg:
+                a = a_late
+                edge_v = _at(edge_cum, a, BIG)
         if edge_v - high[i] < seg:
             win_v = _at(win_or_big, a, BIG)
             starved = (win_v < UNREAD_WINDOW * _at(win_max, a, 0)) | (win_v == 0)

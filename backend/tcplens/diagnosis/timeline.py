@@ -18,7 +18,10 @@ middle. In priority order:
    receiver's delayed-ACK timer), then the next segment at once: Nagle's algorithm held it
    (RFC 896, RFC 1122 §4.2.3.4). See ``rules/nagle_delayed_ack.py``.
 3. window-blocked: the highest byte sent reaches the right edge the receiver advertised (ack +
-   window, as the sender knew it just before it resumed) to within one segment. If the advertised
+   window, as the sender knew it just before it resumed) to within one segment. After a pause,
+   when the timestamps the sender echoed show a longer round trip through it than the
+   handshake's (a queue between the capture point and the sender), the edge it knew is asked
+   at that round trip: the ACKs that freed the window had not reached it yet. If the advertised
    window was below 3/4 of the largest one this receiver offered so far, the receiving
    application left data unread in its buffer (``receiver_app``); otherwise the buffer itself is
    too small for the path (``receiver_window``).

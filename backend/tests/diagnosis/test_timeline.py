@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from tcplens.diagnosis.finding import FACTOR_INDEX, Factor
+from tcplens.diagnosis.rules import stop_and_wait
 from tcplens.diagnosis.timeline import nagle_stalls, transfer_intervals
-from tests.diagnosis.synthetic import SEG, slow_start, transfer, window_rounds
+from tcplens.diagnosis.transfer import Transfer
+from tests.diagnosis.synthetic import (
+    SEG,
+    connection,
+    context,
+    slow_start,
+    transfer,
+    window_rounds,
+)
 
 
 def share(spans, factor: Factor) -> float:  # type: ignore[no-untyped-def]
@@ -91,3 +102,48 @@ def test_a_window_update_is_not_a_nagle_stall() -> None:
     tr = transfer(t, [1, 51], [50, 200], [0.001, 0.050], [1, 51], [50, 65535], mss=1448)
     stall, _ = nagle_stalls(tr, base_rtt=0.010)
     assert not stall.any()
+
+
+def window_held_behind_a_queue(rounds: int, lag: float, lag_now: float) -> Transfer:
+    """A sender the receiver's 14-segment window holds, captured near the receiver: each round
+    arrives back to back, the receiver acknowledges every second segment at once, and the
+    sender sends two more the moment each ACK reaches it -- ``lag_now`` after the capture
+    point saw it (a queue stood between the capture point and the sender), where the handshake
+    measured ``lag``. Each round's first segment echoes the timestamp of the ACK that released
+    it: ``lag_now`` earlier."""
+    per_round, spacing = 14, 1e-4
+    t: list[float] = []
+    ack_t: list[float] = [-lag / 2]
+    ack: list[int] = [1]
+    echo_t: list[float] = []
+    start = 0.0
+    for r in range(rounds):
+        t += [start + k * spacing for k in range(per_round)]
+        for k in range(1, per_round, 2):
+            ack_t.append(start + k * spacing + 5e-5)
+            ack.append(1 + (r * per_round + k + 1) * SEG)
+        start = ack_t[-per_round // 2] + lag_now  # released by the round's first ACK
+        echo_t.append(start)
+    seq = 1 + np.arange(len(t)) * SEG
+    window = np.full(len(ack), per_round * SEG)
+    tr = transfer(t, seq, np.full(len(t), SEG), ack_t, ack, window, lag_s=lag)
+    echo = np.asarray(echo_t[:-1])
+    return replace(tr, echo_t=echo, echo_s=np.full(echo.size, lag_now))
+
+
+def test_window_held_sender_behind_a_queue_is_not_an_application_turn() -> None:
+    # 30 ms path, 20 ms of queue: the sender waited with data queued for ACKs that reached it
+    # 50 ms after the capture point saw them, not for its application (stop-and-wait).
+    tr = window_held_behind_a_queue(rounds=30, lag=0.03, lag_now=0.05)
+    spans = transfer_intervals(tr, base_rtt=0.03)
+    assert share(spans, "application") == 0.0
+    assert share(spans, "receiver_window") > 0.95
+    ctx = context([connection(tr, 0.03)])
+    assert stop_and_wait.detect(ctx) == []
+
+
+def test_window_held_sender_without_a_queue_is_receiver_window() -> None:
+    # The same transfer with the handshake's round trip all along (the control).
+    tr = window_held_behind_a_queue(rounds=30, lag=0.03, lag_now=0.03)
+    spans = transfer_intervals(tr, base_rtt=0.03)
+    assert share(spans, "receiver_window") > 0.95
