@@ -60,7 +60,7 @@ class Context:
         )
         answered = [d for d in self.dns if d.answer_t is not None]
         starts = np.concatenate((self.facts.start_s, [d.query_t for d in answered]))
-        ends = np.concatenate((self.facts.end_s, [d.answer_t or 0.0 for d in answered]))
+        ends = np.concatenate((self._active_end(), [d.answer_t or 0.0 for d in answered]))
         self.active_s = _union_length(starts, ends)
 
     def once(self, key: str, step: Callable[[], T]) -> T:
@@ -122,8 +122,16 @@ class Context:
             rows = np.asarray(flows, np.int64) - 1  # Flows.id is the 1-based row
             rows = rows[(rows >= 0) & (rows < len(self.facts))]
             if rows.size:
-                active = _union_length(self.facts.start_s[rows], self.facts.end_s[rows]) + extra_s
+                ends = self._active_end()[rows]
+                active = _union_length(self.facts.start_s[rows], ends) + extra_s
         return min(seconds / active, 1.0) if active > 0 else 0.0
+
+    def _active_end(self) -> F64:
+        """Where each flow's activity ends on the capture's clock: its start plus its duration,
+        which leaves out the time the capture's clock steps moved (``Flows.duration_ns``); its
+        last packet's time would count a splice's hours as activity."""
+        end: F64 = self.facts.start_s + self.facts.duration_s
+        return end
 
     def severity(
         self,

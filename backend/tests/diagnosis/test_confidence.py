@@ -100,6 +100,7 @@ def test_a_clock_jump_inside_a_flow_is_a_confidence_input_and_no_time() -> None:
     assert abs(flow["duration_s"] - (flow_whole["duration_s"] - gap)) < 1e-6
     assert flow["timeline"]["idle_gaps_s"] == flow_whole["timeline"]["idle_gaps_s"] == []
     assert finding["time_lost_s"] <= _nagle_finding(whole)["time_lost_s"]
+    assert finding["severity"] == _nagle_finding(whole)["severity"] == "high"
 
 
 def test_a_segment_the_capture_missed_and_a_time_that_went_back_are_counted_once_each() -> None:
@@ -124,7 +125,8 @@ def test_no_factor_is_given_the_time_a_clock_jump_moved() -> None:
     """Spliced 2 hours apart at a third of the records, where the client waits for the
     server's answer: the labelling saw one wait of 2 hours there and called it the server's
     application delay (7200 s in a flow of 1.6 s). The time across the jump is none: the flow
-    keeps the whole capture's verdict and no finding counts more time than the flow lasted."""
+    keeps the whole capture's verdict, its finding the same severity, and no finding counts
+    more time than the flow lasted."""
     head, records = _nagle()
     whole = _report(_pcap(head, records, 262144))
     at = len(records) // 3
@@ -138,4 +140,6 @@ def test_no_factor_is_given_the_time_a_clock_jump_moved() -> None:
     codes = [f["code"] for f in report["findings"]]
     assert codes[0] == "nagle-delayed-ack"
     assert "application-delay" not in codes
+    # its share of the time the flow was active, the jump not counted as activity
+    assert report["findings"][0]["severity"] == whole["findings"][0]["severity"] == "high"
     assert all(f["time_lost_s"] <= flow["duration_s"] for f in report["findings"])
