@@ -23,6 +23,7 @@ from tcplens.diagnosis.labelling import (
     C_RECEIVER_APP,
     C_SETUP,
     N_FACTORS,
+    _sender_jitter,
     label_transfer,
 )
 from tcplens.diagnosis.thresholds import EDGE_HITS
@@ -288,11 +289,11 @@ def infer_window_scale(t, seq_end, ack_t, ack, raw, lag):  # type: ignore[no-unt
 def _just_received(ack_t, j, t, lag):  # type: ignore[no-untyped-def]
     """The ACKs the sender had just received when it sent the segment seen at ``t``: those seen
     ``lag`` before it (capture point -> sender -> capture point, as the labelling places the
-    sender's view), give or take 20 % of it for jitter. Returns how many it had received (those
+    sender's view), give or take ``sender_jitter(lag)``. Returns how many it had received (those
     seen up to ``lag`` less the allowance before ``t``; counted on from ``j``, an earlier
     segment's answer) and the time before which an ACK was no longer fresh (``lag`` plus the
     allowance before ``t``)."""
-    jitter = max(0.0005, 0.2 * lag)
+    jitter = _sender_jitter(lag)
     while j < ack_t.size and ack_t[j] <= t - lag + jitter:
         j += 1
     return j, t - lag - jitter

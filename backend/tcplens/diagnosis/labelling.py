@@ -40,6 +40,7 @@ from tcplens.diagnosis.thresholds import (
     UNREAD_WINDOW,
     idle_after,
     pause_after,
+    sender_jitter,
     think_after,
 )
 
@@ -60,6 +61,7 @@ N_FACTORS = len(FACTOR_INDEX)  # the per-factor sums' width
 _pause_after = numba.njit(cache=True)(pause_after)
 _idle_after = numba.njit(cache=True)(idle_after)
 _think_after = numba.njit(cache=True)(think_after)
+_sender_jitter = numba.njit(cache=True, inline="always")(sender_jitter)
 
 
 @numba.njit(cache=True)
@@ -143,7 +145,7 @@ def label_transfer(  # type: ignore[no-untyped-def]
         csum[j + 1] = run_payload
 
     # What the sender knew just before it resumed, and when segment i left (see timeline.py).
-    jitter = max(0.0005, 0.2 * lag)
+    jitter = _sender_jitter(lag)
     # (each a search of shifted segment times: search_shifted, with the order checked once)
     t_sorted, acks_sorted = _is_sorted(t), _is_sorted(ack_t)
     at_resume = search_shifted(ack_t, acks_sorted, t1, t_sorted, -lag, -jitter, True, -1)
@@ -313,7 +315,9 @@ def label_transfer(  # type: ignore[no-untyped-def]
             # at the capture point had not reached it yet. A sender the window held waits for
             # them with data queued (Linux's tcp_write_xmit stops at the window's edge and sends
             # when an ACK moves it): ask what it knew at the round trip it had then.
-            key = (t1[i] - late) - max(0.0005, 0.2 * late)
+            key = (t1[i] - late) - _sender_jitter(late)
+            # (a walk back from ``a``, not search_one: the shift is this interval's own, and on
+            # an unsorted ack_t no search made up front, nor numpy's, stops where the walk does)
             a_late = a
             while a_late >= 0 and ack_t[a_late] > key:
                 a_late -= 1

@@ -59,3 +59,10 @@ def idle_after(rtt_s: float) -> float:
 def think_after(rtt_s: float) -> float:
     """A sender answering later than this after the request arrived was busy (thinking)."""
     return max(0.02, 0.5 * rtt_s)
+
+
+def sender_jitter(lag_s: float) -> float:
+    """The jitter allowed between the capture point's view and the sender's: the labelling
+    places the sender's view ``lag_s`` (capture point -> sender -> capture point) behind the
+    capture point's, give or take this much (20 % of the lag, at least 0.5 ms)."""
+    return max(0.0005, 0.2 * lag_s)
