@@ -155,8 +155,7 @@ def _without_clock_steps(
     factor) follow. The labelling kernels themselves see the capture's times."""
     if steps.frames.size == 0 or spans.t0.size == 0:
         return spans, seconds, counts
-    lo = np.searchsorted(steps.frames, spans.frame0, side="right")
-    hi = np.searchsorted(steps.frames, spans.frame1, side="right")
+    lo, hi = steps.inside(spans.frame0, spans.frame1)
     cut = hi - lo  # steps after the interval's first frame, up to its last
     if not cut.any():
         return spans, seconds, counts

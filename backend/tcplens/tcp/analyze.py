@@ -289,7 +289,8 @@ def _durations(
     last_row = np.maximum(off[1:] - 1, 0)
     last_of = np.where(per_slice > 0, seg.frame[last_row].astype(np.int64), 0).reshape(n, 2)
     last_frame = last_of.max(axis=1)
-    n_steps, moved = steps.inside(first_frame, last_frame)
+    lo, hi = steps.inside(first_frame, last_frame)
+    n_steps = hi - lo
     duration = facts.last_ns - facts.first_ns
     jumped = np.flatnonzero(n_steps > 0)
     if jumped.size:
@@ -299,5 +300,7 @@ def _durations(
         last_d = last_of[jumped].argmax(axis=1)
         t_first = seg.time_ns[off[2 * jumped + first_d]]
         t_last = seg.time_ns[off[2 * jumped + last_d + 1] - 1]
-        duration[jumped] = np.maximum(t_last - t_first - moved[jumped], 0)
+        moved = np.concatenate(([0], np.cumsum(steps.moved_ns)))  # by the first k steps
+        inside = moved[hi[jumped]] - moved[lo[jumped]]
+        duration[jumped] = np.maximum(t_last - t_first - inside, 0)
     return n_steps, duration

@@ -528,12 +528,11 @@ class ClockSteps:
     moved_ns: I64
 
     def inside(self, first_frame: I64, last_frame: I64) -> tuple[I64, I64]:
-        """Per span of frames, the steps after its first frame up to its last, and the time
-        they moved the clock."""
-        moved = np.concatenate(([0], np.cumsum(self.moved_ns)))
+        """Per span of frames, the steps after its first frame up to its last: rows ``lo`` up
+        to ``hi`` (not included) of these columns."""
         lo = np.searchsorted(self.frames, first_frame, side="right")
         hi = np.searchsorted(self.frames, last_frame, side="right")
-        return hi - lo, moved[hi] - moved[lo]
+        return lo, hi
 
 
 @dataclass(frozen=True)
