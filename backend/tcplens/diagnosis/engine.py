@@ -6,7 +6,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from tcplens.capture.table import Capture
 from tcplens.diagnosis.context import Context
@@ -22,7 +21,7 @@ from tcplens.diagnosis.from_analysis import (
 from tcplens.diagnosis.prediction import predict
 from tcplens.diagnosis.rules import RULES, no_connection_reuse, round_trip_bound
 from tcplens.diagnosis.timeline import shares_by_connection
-from tcplens.tcp.model import LOST_SEGMENT, VANTAGE_NAMES, TcpAnalysis
+from tcplens.tcp.model import VANTAGE_NAMES, TcpAnalysis
 
 
 @dataclass(frozen=True)
@@ -73,8 +72,7 @@ def diagnose(capture: Capture, analysis: TcpAnalysis) -> Diagnosis:
     # "Already efficient" is only worth saying when nothing worse was found.
     if any(f.severity in ("high", "medium") for f in findings):
         findings = [f for f in findings if f.code != round_trip_bound.CODE]
-    gaps = _Gaps.of(analysis)
-    findings = [_per_flow(f, ctx, _confidence(f, ctx, capture, analysis, gaps)) for f in findings]
+    findings = [_per_flow(f, ctx, _confidence(f, ctx, capture, analysis)) for f in findings]
     findings = predict(ctx, findings)  # what each fix buys
     return Diagnosis(tuple(_consistent(importance_order(findings))), verdicts)
 
@@ -87,30 +85,8 @@ CONTRADICTING = {
 }
 
 
-@dataclass(frozen=True)
-class _Gaps:
-    """Per flow: segments the capture missed (Wireshark's ``lost_segment``: a gap in the sequence
-    numbers) and segments captured before the one before them in their direction (the first of
-    each direction not compared). Counted once per diagnosis from the few marked segments."""
-
-    missing: npt.NDArray[np.int64]
-    backwards: npt.NDArray[np.int64]
-
-    @staticmethod
-    def of(analysis: TcpAnalysis) -> _Gaps:
-        seg = analysis.segments
-        starts, stops = seg.offsets[:-1], seg.offsets[1:]  # 2 per flow: c2s, s2c
-        lost = np.flatnonzero(seg.events & LOST_SEGMENT)
-        missing = np.searchsorted(lost, stops) - np.searchsorted(lost, starts)
-        earlier = np.flatnonzero(seg.time_ns[1:] < seg.time_ns[:-1]) + 1
-        backwards = np.searchsorted(earlier, stops) - np.searchsorted(
-            earlier, np.minimum(starts + 1, stops)
-        )
-        return _Gaps(missing.reshape(-1, 2).sum(axis=1), backwards.reshape(-1, 2).sum(axis=1))
-
-
 def _confidence(
-    f: Finding, ctx: Context, capture: Capture, analysis: TcpAnalysis, gaps: _Gaps
+    f: Finding, ctx: Context, capture: Capture, analysis: TcpAnalysis
 ) -> dict[str, Any]:
     """What the capture could not see, for the flows a finding names (its confidence inputs):
     where the capture point sat (``tcp/vantage.py``), whether every handshake was captured
@@ -136,8 +112,8 @@ def _confidence(
         "capture_point": vantage[0] if len(vantage) == 1 else vantage,
         "handshake_captured": bool(rows.size) and bool((analysis.flows.syn_ns[rows] >= 0).all()),
         "inferred": inferred,
-        "packets_missing": int(gaps.missing[rows].sum()),
-        "timestamps_backwards": int(gaps.backwards[rows].sum()),
+        "packets_missing": int(flows.packets_missing[rows].sum()),
+        "timestamps_backwards": int(flows.timestamps_backwards[rows].sum()),
         "capture_truncated": capture.info.truncated,
         "snaplen": snaplen or None,
         "packets_cut": int(flows.packets_cut[rows].sum()),

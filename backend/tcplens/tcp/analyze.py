@@ -19,7 +19,7 @@ from tcplens.capture.table import (
 from tcplens.tcp.compiled import empty
 from tcplens.tcp.flows import FlowAssignment, assign_flows
 from tcplens.tcp.grouping import FlowLayout
-from tcplens.tcp.model import ClockSteps, Flows, Segments, TcpAnalysis
+from tcplens.tcp.model import LOST_SEGMENT, ClockSteps, Flows, Segments, TcpAnalysis
 from tcplens.tcp.path_rtt import PathRtt
 from tcplens.tcp.rtt import rtt_samples
 from tcplens.tcp.segments import FlowFacts, Handshake, build_segments
@@ -223,6 +223,7 @@ def _flows(
     per_dir = np.diff(seg.offsets)
     first_frame = (fa.first_row + 1).astype(np.int64)  # row i is frame i + 1
     n_steps, duration = _durations(seg, facts, first_frame, steps)
+    missing, backwards = _capture_gaps(seg)
     return Flows(
         id=np.arange(1, n + 1, dtype=np.int64),
         ip_version=ends.ip_version,
@@ -238,6 +239,8 @@ def _flows(
         clock_steps=n_steps,
         packets_cut=cut.packets,
         snaplen=cut.kept,
+        packets_missing=missing,
+        timestamps_backwards=backwards,
         packets=per_dir[0::2] + per_dir[1::2],
         packets_c2s=per_dir[0::2].copy(),
         packets_s2c=per_dir[1::2].copy(),
@@ -273,6 +276,20 @@ def _flows(
         vantage=infer_vantage(times.syn_rtt_ns, times.synack_rtt_ns, path.data_ack_min_ns),
         encapsulation=ends.encapsulation,
     )
+
+
+def _capture_gaps(seg: Segments) -> tuple[I64, I64]:
+    """Per flow: segments the capture missed and segments captured before the one before them
+    in their direction (``Flows.packets_missing``, ``Flows.timestamps_backwards``), counted from
+    the few marked segments."""
+    starts, stops = seg.offsets[:-1], seg.offsets[1:]  # 2 per flow: c2s, s2c
+    lost = np.flatnonzero(seg.events & LOST_SEGMENT)
+    missing = np.searchsorted(lost, stops) - np.searchsorted(lost, starts)
+    earlier = np.flatnonzero(seg.time_ns[1:] < seg.time_ns[:-1]) + 1
+    backwards = np.searchsorted(earlier, stops) - np.searchsorted(
+        earlier, np.minimum(starts + 1, stops)
+    )
+    return missing.reshape(-1, 2).sum(axis=1), backwards.reshape(-1, 2).sum(axis=1)
 
 
 def _durations(

@@ -147,6 +147,11 @@ class Flows:
     # kept of each (the largest captured length among them); 0 when none was cut
     packets_cut: I64
     snaplen: I64
+    # Segments the capture missed (Wireshark's ``lost_segment``: a gap in the sequence numbers)
+    # and segments captured before the one before them in their direction (the first of each
+    # direction not compared), both directions
+    packets_missing: I64
+    timestamps_backwards: I64
     packets: I64  # TCP packets of the flow, both directions
     packets_c2s: I64
     packets_s2c: I64

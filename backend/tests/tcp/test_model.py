@@ -45,6 +45,8 @@ def test_handshake_rtt_is_unknown_when_either_half_is() -> None:
         clock_steps=i64,
         packets_cut=i64,
         snaplen=i64,
+        packets_missing=i64,
+        timestamps_backwards=i64,
         packets=i64,
         packets_c2s=i64,
         packets_s2c=i64,
