@@ -297,8 +297,14 @@ def label_transfer(  # type: ignore[no-untyped-def]
         stall_s[i] = nagle_delay if nagle else gap
         r = jr[i] if n_rtx else -1  # the latest retransmission before the interval
         lost_before = r >= 0
-        # 1. loss recovery
-        if (lost_before and end[r] > t0[i]) or retrans[i + 1]:
+        # 1. loss recovery -- while it lasted: an interval that began in a recovery but whose
+        # next segment is new data sent more than ``idle_after`` after the recovery ended (every
+        # byte up to the retransmission acknowledged, RFC 6582's "full acknowledgment") was the
+        # sender with nothing to send once recovered, not the loss (a pushed message every
+        # minute after one repaired drop is not a minute of loss); a backed-off RTO ends with a
+        # retransmission and stays loss (RFC 6298 §5.5)
+        recovering = lost_before and end[r] > t0[i] and t1[i] - end[r] <= pause_idle
+        if recovering or retrans[i + 1]:
             label[i] = C_BANDWIDTH if lost_before and rtx_queued[r] else C_LOSS
             continue
         # 2. Nagle

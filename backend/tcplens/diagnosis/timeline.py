@@ -12,7 +12,9 @@ what the sender knew — the acknowledgements captured before ``t - lag_s`` (see
 middle. In priority order:
 
 1. ``loss``: the interval lies in a loss recovery (from a retransmission until the data that was
-   outstanding then is acknowledged), or it ends with a retransmission (the sender was waiting for
+   outstanding then is acknowledged) and its next segment came within ``idle_after`` of the
+   recovery's end (else the pause after it is judged by the steps below: a sender with nothing
+   to send once recovered), or it ends with a retransmission (the sender was waiting for
    duplicate ACKs or its retransmission timer).
 2. ``nagle_delayed_ack``: a small segment, then a stall until its ACK arrived late (the
    receiver's delayed-ACK timer), then the next segment at once: Nagle's algorithm held it

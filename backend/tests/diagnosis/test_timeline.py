@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from tcplens.diagnosis.finding import FACTOR_INDEX, Factor
 from tcplens.diagnosis.rules import stop_and_wait
@@ -80,6 +81,38 @@ def test_retransmission_starts_a_loss_period() -> None:
     # and the congestion-window time after it, as nothing else (queue, window) held the sender
     assert (spans.factor[spans.t0 >= tr2.t[60]] == FACTOR_INDEX["loss"]).all()
     assert not loss[spans.t1 < tr2.t[60]].any()
+
+
+def pushed_messages(after_recovery_s: float) -> Transfer:
+    """A server pushing a 310-byte message every 60 s over a 300 ms round trip (a mining
+    pool's jobs: ndpi_mining.pcapng's flow 4): the third is lost and re-sent 400 ms later, its
+    ACK back at 120.7 s; the next message leaves ``after_recovery_s`` after that ACK."""
+    rtt = 0.3
+    t = [0.0, 60.0, 120.0, 120.4, 120.7 + after_recovery_s]
+    seq = [1, 311, 621, 621, 931]
+    ack_t = [0.3, 60.3, 120.7, t[4] + rtt]
+    ack = [311, 621, 931, 1241]
+    return transfer(t, seq, [310] * 5, ack_t, ack, [64_000] * 4)
+
+
+def test_a_pause_after_a_finished_recovery_is_not_loss() -> None:
+    # The recovery ended at 120.7 s; the sender then had nothing to send for a minute: that
+    # minute is idle (as the pauses before the loss were), only the wait for the retransmission
+    # is the loss's.
+    tr = pushed_messages(after_recovery_s=59.3)
+    spans = transfer_intervals(tr, base_rtt=0.3)
+    loss = spans.factor == FACTOR_INDEX["loss"]
+    assert spans.frame1[loss].tolist() == [tr.frame[3]]  # the interval ending in the re-send
+    assert float(spans.duration[loss].sum()) == pytest.approx(0.4)
+    after = spans.t0 == tr.t[3]
+    assert spans.factor[after].tolist() == [-1]  # idle, as the other minute-long pauses
+
+
+def test_a_segment_soon_after_a_recovery_is_still_loss() -> None:
+    # The next message right after the recovery ended: the interval is the recovery's.
+    tr = pushed_messages(after_recovery_s=0.1)
+    spans = transfer_intervals(tr, base_rtt=0.3)
+    assert spans.factor[spans.t0 == tr.t[3]].tolist() == [FACTOR_INDEX["loss"]]
 
 
 def test_nagle_stall_is_found_and_measured() -> None:
