@@ -9,7 +9,6 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
-from tcplens.diagnosis import wording as w
 from tcplens.diagnosis.finding import (
     FACTOR_INDEX,
     FACTORS,
@@ -20,7 +19,7 @@ from tcplens.diagnosis.finding import (
     severity_for_share,
 )
 from tcplens.diagnosis.timeline import Intervals, LabelledTime
-from tcplens.diagnosis.transfer import F64, I64, Connection, DnsExchange, FlowFacts, Transfer
+from tcplens.diagnosis.transfer import F64, Connection, DnsExchange, FlowFacts, Transfer
 
 T = TypeVar("T")
 MAX_RANGES = 20  # evidence time ranges per finding: enough to jump to, few enough to read
@@ -59,23 +58,9 @@ class Context:
         self._factor_bounds = np.searchsorted(
             runs.factor[self._by_factor], np.arange(-1, len(FACTORS) + 1), side="left"
         )
-        # The flows' active time (DESIGN.md: ``factor_shares`` are shares of it): the time a
-        # labelled interval says something held the flow -- not its idle pauses (``idle_after``:
-        # nothing outstanding and nobody waiting), nor the minutes it sat open after its last
-        # exchange before its FIN, its RST or the capture's end. A flow with no labelled time
-        # (no payload) is active from its first packet to its last. Pieces per flow row:
-        n = len(self.facts)
-        busy = runs.factor >= 0
-        unlabelled = np.ones(n, np.bool_)
-        unlabelled[self.labelled.flows - 1] = False  # Flows.id is the 1-based row
-        bare = np.flatnonzero(unlabelled)
-        self._piece_row = np.concatenate((runs.flow[busy] - 1, bare))
-        self._piece_t0 = np.concatenate((runs.t0[busy], self.facts.start_s[bare]))
-        self._piece_t1 = np.concatenate((runs.t1[busy], self._active_end()[bare]))
-        self.busy_s: F64 = _union_per_row(self._piece_row, self._piece_t0, self._piece_t1, n)
         answered = [d for d in self.dns if d.answer_t is not None]
-        starts = np.concatenate((self._piece_t0, [d.query_t for d in answered]))
-        ends = np.concatenate((self._piece_t1, [d.answer_t or 0.0 for d in answered]))
+        starts = np.concatenate((self.facts.start_s, [d.query_t for d in answered]))
+        ends = np.concatenate((self._active_end(), [d.answer_t or 0.0 for d in answered]))
         self.active_s = _union_length(starts, ends)
 
     def once(self, key: str, step: Callable[[], T]) -> T:
@@ -92,19 +77,13 @@ class Context:
         return self._factor_times[factor]
 
     def flows_held_by(self, factor: Factor, min_share: float) -> list[int]:
-        """Flows that ``factor`` held for at least ``min_share`` of their own active time, the
-        most held first: a rule reports a factor only where it mattered to that flow."""
+        """Flows that ``factor`` held for at least ``min_share`` of their own duration, the most
+        held first: a rule reports a factor only where it mattered to that flow."""
         ft = self.factor_time(factor)
-        busy = self.busy_s  # Flows.id is the 1-based row
-        return [f for f in ft.flows if ft.seconds[f] >= min_share * max(float(busy[f - 1]), 1e-9)]
-
-    def flow_time(self, flow: int) -> str:
-        """A flow's duration in words, with its active time where idle time made up a good part
-        of it (``"50 s (7.9 s of it active)"``): a finding's share is of the active time."""
-        duration, busy = float(self.facts.duration_s[flow - 1]), float(self.busy_s[flow - 1])
-        if busy >= 0.9 * duration:
-            return w.duration(duration)
-        return f"{w.duration(duration)} ({w.duration(busy)} of it active)"
+        duration = self.facts.duration_s  # Flows.id is the 1-based row
+        return [
+            f for f in ft.flows if ft.seconds[f] >= min_share * max(float(duration[f - 1]), 1e-9)
+        ]
 
     def wall_clock(self, factor: Factor, flows: Iterable[int]) -> float:
         """The time ``factor`` held these flows, as wall-clock time: the union of its intervals,
@@ -143,8 +122,8 @@ class Context:
             rows = np.asarray(flows, np.int64) - 1  # Flows.id is the 1-based row
             rows = rows[(rows >= 0) & (rows < len(self.facts))]
             if rows.size:
-                keep = np.isin(self._piece_row, rows)
-                active = _union_length(self._piece_t0[keep], self._piece_t1[keep]) + extra_s
+                ends = self._active_end()[rows]
+                active = _union_length(self.facts.start_s[rows], ends) + extra_s
         return min(seconds / active, 1.0) if active > 0 else 0.0
 
     def _active_end(self) -> F64:
@@ -187,21 +166,6 @@ def _union_length(starts: F64, ends: F64) -> float:
     s, e = starts[order], np.maximum.accumulate(ends[order])
     covered_from = np.maximum(s, np.concatenate(([-np.inf], e[:-1])))
     return float(np.clip(e - covered_from, 0.0, None).sum())
-
-
-def _union_per_row(row: I64, t0: F64, t1: F64, n: int) -> F64:
-    """Per row ``0..n-1``, the length of the union of its intervals ``[t0[i], t1[i]]``: a sweep
-    over the edges in (row, time) order, counting the intervals open at each moment (each
-    row's count is back at 0 before the next row's edges)."""
-    t = np.concatenate((t0, np.maximum(t1, t0)))
-    r = np.concatenate((row, row))
-    step = np.concatenate((np.ones(t0.size), -np.ones(t0.size)))
-    order = np.lexsort((-step, t, r))  # (at a tie, opening first: no length either way)
-    t, r = t[order], r[order]
-    covered = (np.cumsum(step[order])[:-1] > 0.5) & (r[1:] == r[:-1])
-    return np.asarray(
-        np.bincount(r[:-1][covered], weights=np.diff(t)[covered], minlength=n), np.float64
-    )
 
 
 def evidence_of(

@@ -60,7 +60,7 @@ def diagnose(capture: Capture, analysis: TcpAnalysis) -> Diagnosis:
     claimed = no_connection_reuse.claimed_flows(ctx)
     # Flows not labelled (no payload, or beyond the labelling bound) have no verdict.
     verdicts = dict.fromkeys(facts.id.tolist(), FlowVerdict(None, {}))
-    durations = ctx.busy_s[rows]  # (shares of the flows' active time)
+    durations = facts.duration_s[rows]
     verdicts.update(
         (flow, _verdict(shares, flow in claimed))
         for flow, shares in zip(

@@ -64,7 +64,7 @@ def detect(ctx: Context) -> list[Finding]:
     summary += (
         f"; the network was idle meanwhile. Waits like this ({w.times(waits)}) add up to "
         f"{w.duration(ft.seconds[worst])} of the connection's "
-        f"{ctx.flow_time(worst)}: the time went to {who.rsplit(':', 1)[0]}'s "
+        f"{w.duration(conn.duration_s)}: the time went to {who.rsplit(':', 1)[0]}'s "
         "application, not to TCP."
     )
     fix = (

@@ -55,7 +55,8 @@ def detect(ctx: Context) -> list[Finding]:
     loaded = float(np.median(rtt_at(tr, mine.t0, rtt))) if mine.t0.size else rtt
     total = ctx.wall_clock(FACTOR, flows)
     held = f"For {w.duration(ft.seconds[worst])} of flow {worst}'s " + (
-        f"{ctx.flow_time(worst)}, the path itself was the limit: {tr.sender} sent at {w.rate(got)}"
+        f"{w.duration(conn.duration_s)}, the path itself was the limit: {tr.sender} "
+        f"sent at {w.rate(got)}"
     )
     rate = path_rate(tr)
     extra: dict[str, object] = {}

@@ -70,7 +70,7 @@ def detect(ctx: Context) -> list[Finding]:
         f"{tr.sender} retransmitted {rtx.size} of {segments} data segments "
         f"({w.share(rtx.size / max(segments, 1))}) in flow {worst}; recovering from the losses "
         f"and the smaller congestion window that followed held the transfer for "
-        f"{w.duration(ft.seconds[worst])} of its {ctx.flow_time(worst)}, and it "
+        f"{w.duration(ft.seconds[worst])} of its {w.duration(conn.duration_s)}, and it "
         f"averaged {w.rate(rate)}. {where}"
     )
     if len(flows) > 1:

@@ -65,7 +65,7 @@ def detect(ctx: Context) -> list[Finding]:
     offered = f"of a receive window of up to {w.size(largest)} it" if largest else "it"
     summary = (
         f"For {w.duration(ft.seconds[worst])} of flow {worst}'s "
-        f"{ctx.flow_time(worst)}, {tr.receiver} had data in its buffer that its "
+        f"{w.duration(conn.duration_s)}, {tr.receiver} had data in its buffer that its "
         f"application had not read: {offered} {closed}"
     )
     if largest:

@@ -99,7 +99,7 @@ def detect(ctx: Context) -> list[Finding]:
         else ""
     )
     summary = (
-        f"For {w.duration(ft.seconds[worst])} of flow {worst}'s {ctx.flow_time(worst)}, "
+        f"For {w.duration(ft.seconds[worst])} of flow {worst}'s {w.duration(conn.duration_s)}, "
         f"{tr.sender} had sent everything {tr.receiver} allowed: the receiver's advertised window "
         f"never exceeded {w.size(window)}, and at {w.a(w.duration(rtt))} round trip that caps the "
         f"transfer at {w.rate(cap)} (window / RTT); it ran at {w.rate(got)} while limited. "

@@ -33,6 +33,7 @@ def detect(ctx: Context) -> list[Finding]:
     if not rtt:
         return []
     total = lat.total_s + sum(setup.seconds.get(f, 0.0) for f in lat.flows)
+    duration = conn.duration_s
     exchanges = lat.intervals[worst]
     what = (
         f"the handshake and {exchanges} request/response exchanges"
@@ -46,7 +47,7 @@ def detect(ctx: Context) -> list[Finding]:
     trips = (exchanges + 1) * rtt
     if spent > 2 * trips:
         summary = (
-            f"Flow {worst} took {ctx.flow_time(worst)}, of which {w.duration(spent)} went to "
+            f"Flow {worst} took {w.duration(duration)}, of which {w.duration(spent)} went to "
             f"{what}: {w.duration(trips)} of round trips of {w.duration(rtt)} and the rest "
             f"between them, about {w.duration((spent - trips) / max(exchanges, 1))} a turn, in "
             "which the applications prepared the next request or answer. No setting of TCP "
@@ -54,7 +55,7 @@ def detect(ctx: Context) -> list[Finding]:
         )
     else:
         summary = (
-            f"Flow {worst} took {ctx.flow_time(worst)}, of which {w.duration(spent)} went to "
+            f"Flow {worst} took {w.duration(duration)}, of which {w.duration(spent)} went to "
             f"round trips of {w.duration(rtt)} ({what}), each answered promptly: the distance "
             "between the hosts, not a setting."
         )

@@ -76,7 +76,7 @@ def detect(ctx: Context) -> list[Finding]:
     )
     summary = (
         f"For {w.duration(ft.seconds[worst])} of flow {worst}'s "
-        f"{ctx.flow_time(worst)}, {tr.sender} kept at most about "
+        f"{w.duration(conn.duration_s)}, {tr.sender} kept at most about "
         f"{w.size(plateau)} in flight {offered} and nothing was lost: it paused while ACKs freed "
         f"room, so the data was not in its socket buffer. At {w.a(w.duration(rtt))} round trip "
         f"that holds the transfer near {w.rate(plateau / rtt)}; it ran at {w.rate(got)} during "

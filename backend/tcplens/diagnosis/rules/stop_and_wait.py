@@ -72,7 +72,7 @@ def detect(ctx: Context) -> list[Finding]:
     total = ctx.wall_clock(FACTOR, flows)
     summary = (
         f"Flow {worst} spent {w.duration(ft.seconds[worst])} of its "
-        f"{ctx.flow_time(worst)} in {turns} pauses of {w.duration(mean_turn)} on "
+        f"{w.duration(conn.duration_s)} in {turns} pauses of {w.duration(mean_turn)} on "
         f"average in which {tr.sender} had everything acknowledged and sent nothing"
     )
     if answers.size:
