@@ -29,7 +29,7 @@ from tcplens.settings import Settings
 from tcplens.storage.series import ARROW_STREAM_MEDIA_TYPE
 from tcplens.tcp.analyze import analyze_tcp
 from tests.api.service_fixtures import Actor, sign_up
-from tests.capture.shared_captures import SHARED_CAPTURES, shared_files
+from tests.capture.shared_captures import SHARED_CAPTURES, require, shared_files
 
 BASE_URL = "https://testserver"
 PROBLEM_JSON = "application/problem+json"
@@ -137,9 +137,8 @@ def _read_results(owner: Actor, answers: Answers, path: Path, capture_id: str) -
 
 
 def test_every_corpus_capture_through_the_service(service: Actor) -> None:
+    require(CORPUS)
     files = corpus()
-    if not files:
-        pytest.skip(f"shared captures not found at {CORPUS} (CI always has them)")
     answers = Answers([], [])
     wrong: list[str] = []
     outcomes = {"done": 0, "failed": 0, "refused": 0}
